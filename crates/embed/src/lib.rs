@@ -1,1 +1,108 @@
-//! placeholder
+//! Embedders: turning texts into unit-length vectors. The [`Embedder`] trait, with three
+//! implementations — ONNX Runtime for local models ([`onnx`]), any OpenAI-compatible
+//! `/embeddings` endpoint ([`openai`]) and feature hashing for fast unit tests ([`hash`]) — plus
+//! the model presets and their first-start download ([`preset`], [`download`]).
+//!
+//! Knows nothing of documents, chunks or storage: it receives strings and returns vectors.
+
+pub mod download;
+pub mod hash;
+pub mod onnx;
+pub mod openai;
+pub mod preset;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use preset::{EmbedderSettings, Preset};
+
+/// What can go wrong while loading or running an embedder. Every message says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("unknown embedder {0:?}: use granite-small, bge-small, embeddinggemma, minilm, openai:<model>, hash, or a directory holding model.onnx and tokenizer.json")]
+    UnknownEmbedder(String),
+    #[error("ONNX Runtime library not found ({0}). Set ORT_DYLIB_PATH to libonnxruntime.so (pip's onnxruntime wheel ships one in onnxruntime/capi/), or put it next to the ragdown binary")]
+    RuntimeMissing(String),
+    #[error("ONNX Runtime could not be loaded from {path}: {reason}. Point ORT_DYLIB_PATH at a libonnxruntime.so of version 1.22 or newer")]
+    RuntimeLoad { path: PathBuf, reason: String },
+    #[error("model file {0} is missing; delete the folder and start again to download it, or set RAGDOWN_MODELS to a folder holding it")]
+    ModelMissing(PathBuf),
+    #[error("the model could not be loaded from {path}: {reason}")]
+    ModelLoad { path: PathBuf, reason: String },
+    #[error("tokenizer error: {0}")]
+    Tokenizer(String),
+    #[error("inference failed: {0}")]
+    Inference(String),
+    #[error("download of {url} failed: {reason}")]
+    Download { url: String, reason: String },
+    #[error("embedding service error: {0}")]
+    Remote(String),
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T> = std::result::Result<T, EmbedError>;
+
+/// Whether a text is stored (a chunk) or asked (a query); some models prefix them differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    Document,
+    Query,
+}
+
+/// Turns texts into L2-normalised vectors of [`Embedder::dim`] floats.
+pub trait Embedder: Send + Sync {
+    /// Stable identity recorded in the index: a change of id rebuilds the index.
+    fn id(&self) -> &str;
+    fn dim(&self) -> usize;
+    /// The cosine below which the hook treats a hit as unrelated, on this model's own scale.
+    fn min_score(&self) -> f32;
+    /// Embeds many texts, in order.
+    fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>>;
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        let mut out = self.embed(&[text], TextKind::Query)?;
+        out.pop()
+            .ok_or_else(|| EmbedError::Inference("no vector returned for the query".into()))
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Dot product; the cosine of two unit vectors.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Loads the embedder `settings` names, downloading a preset's model on first use.
+pub fn load(
+    settings: &EmbedderSettings,
+    progress: &dyn download::Progress,
+) -> Result<Arc<dyn Embedder>> {
+    match preset::resolve(&settings.name)? {
+        preset::Choice::Hash => Ok(Arc::new(hash::HashEmbedder::new(384))),
+        preset::Choice::OpenAi(model) => Ok(Arc::new(openai::OpenAiEmbedder::connect(
+            &model,
+            &settings.openai_url,
+            settings.openai_key.as_deref(),
+        )?)),
+        preset::Choice::Local(preset) => {
+            let dir = download::ensure_preset(&preset, &settings.models_dir, &settings.hub_endpoint, progress)?;
+            Ok(Arc::new(onnx::OnnxEmbedder::load(&dir, &preset, settings)?))
+        }
+        preset::Choice::Directory(dir) => {
+            let preset = Preset::for_directory(&dir);
+            Ok(Arc::new(onnx::OnnxEmbedder::load(&dir, &preset, settings)?))
+        }
+    }
+}

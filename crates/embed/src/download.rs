@@ -1,0 +1,199 @@
+//! First-start download of a preset's files from a Hugging Face–style hub into the models
+//! folder: streamed to a `.part` file, checked against the hub's SHA-256 ETag when it sends
+//! one, then renamed into place, so an interrupted download never leaves a half file behind.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::{EmbedError, Preset, Result};
+
+/// Receives download progress (the CLI draws a bar; servers log).
+pub trait Progress: Sync {
+    fn start(&self, what: &str, total_bytes: Option<u64>);
+    fn advance(&self, bytes: u64);
+    fn finish(&self);
+}
+
+/// Progress that goes nowhere.
+pub struct Silent;
+
+impl Progress for Silent {
+    fn start(&self, _: &str, _: Option<u64>) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+}
+
+/// Makes sure every file of `preset` is in `models_dir/<preset name>/`, downloading what is
+/// missing from `endpoint`. Returns that folder.
+pub fn ensure_preset(
+    preset: &Preset,
+    models_dir: &Path,
+    endpoint: &str,
+    progress: &dyn Progress,
+) -> Result<PathBuf> {
+    let dir = models_dir.join(&preset.name);
+    for (remote, local) in &preset.files {
+        let target = dir.join(local);
+        if target.is_file() {
+            continue;
+        }
+        fs::create_dir_all(&dir).map_err(|source| EmbedError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let url = format!(
+            "{}/{}/resolve/main/{}",
+            endpoint.trim_end_matches('/'),
+            preset.repo,
+            remote
+        );
+        tracing::info!(%url, "downloading model file");
+        download(&url, &target, progress)?;
+    }
+    Ok(dir)
+}
+
+/// Downloads `url` to `target` atomically.
+pub fn download(url: &str, target: &Path, progress: &dyn Progress) -> Result<()> {
+    let fail = |reason: String| EmbedError::Download {
+        url: url.to_string(),
+        reason,
+    };
+    let io = |source| EmbedError::Io {
+        path: target.to_path_buf(),
+        source,
+    };
+    let mut response = ureq::get(url).call().map_err(|e| fail(e.to_string()))?;
+    // The hub sends the SHA-256 of LFS files as the (linked) ETag.
+    let expected = ["x-linked-etag", "etag"].iter().find_map(|name| {
+        let value = response.headers().get(*name)?.to_str().ok()?;
+        let hex = value.trim_start_matches("W/").trim_matches('"').to_ascii_lowercase();
+        (hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit())).then_some(hex)
+    });
+    let total = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok()?.parse().ok());
+    let part = target.with_extension("part");
+    let mut file = fs::File::create(&part).map_err(io)?;
+    let mut reader = response.body_mut().as_reader();
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    progress.start(&name, total);
+    loop {
+        let n = reader.read(&mut buf).map_err(|e| fail(e.to_string()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        file.write_all(&buf[..n]).map_err(io)?;
+        progress.advance(n as u64);
+    }
+    progress.finish();
+    file.sync_all().map_err(io)?;
+    drop(file);
+    let actual = format!("{:x}", hasher.finalize());
+    if let Some(expected) = expected
+        && expected != actual
+    {
+        let _ = fs::remove_file(&part);
+        return Err(fail(format!(
+            "checksum mismatch (expected {expected}, got {actual}); try again"
+        )));
+    }
+    fs::rename(&part, target).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufRead;
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Serves `body` for every request on a local port, with `etag` when given.
+    fn serve(body: &'static [u8], etag: Option<String>, requests: usize) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(requests) {
+                let mut stream = stream.unwrap();
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                reader.read_line(&mut request_line).unwrap();
+                loop {
+                    let mut line = String::new();
+                    reader.read_line(&mut line).unwrap();
+                    if line == "\r\n" || line.is_empty() {
+                        break;
+                    }
+                }
+                let status = if request_line.contains("/missing/") { "404 Not Found" } else { "200 OK" };
+                let etag = etag.as_ref().map(|e| format!("ETag: \"{e}\"\r\n")).unwrap_or_default();
+                write!(stream, "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{etag}Connection: close\r\n\r\n", body.len()).unwrap();
+                stream.write_all(body).unwrap();
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    struct Counting(AtomicU64);
+    impl Progress for Counting {
+        fn start(&self, _: &str, total: Option<u64>) {
+            assert_eq!(total, Some(11));
+        }
+        fn advance(&self, n: u64) {
+            self.0.fetch_add(n, Ordering::Relaxed);
+        }
+        fn finish(&self) {}
+    }
+
+    fn preset(repo: &str) -> Preset {
+        Preset {
+            repo: repo.into(),
+            files: vec![("onnx/model.onnx".into(), "model.onnx".into()), ("tokenizer.json".into(), "tokenizer.json".into())],
+            ..crate::preset::presets().remove(0)
+        }
+    }
+
+    #[test]
+    fn downloads_missing_files_with_progress_and_checksum() {
+        let body: &'static [u8] = b"model bytes";
+        let sha = format!("{:x}", Sha256::digest(body));
+        let endpoint = serve(body, Some(sha), 2);
+        let models = tempfile::tempdir().unwrap();
+        let progress = Counting(AtomicU64::new(0));
+        let dir = ensure_preset(&preset("org/model"), models.path(), &endpoint, &progress).unwrap();
+        assert_eq!(fs::read(dir.join("model.onnx")).unwrap(), body);
+        assert_eq!(fs::read(dir.join("tokenizer.json")).unwrap(), body);
+        assert_eq!(progress.0.load(Ordering::Relaxed), 22);
+        // Present files are not fetched again (the server only answers two requests).
+        ensure_preset(&preset("org/model"), models.path(), &endpoint, &Silent).unwrap();
+    }
+
+    #[test]
+    fn checksum_mismatch_leaves_nothing_behind() {
+        let endpoint = serve(b"tampered!!!", Some("0".repeat(64)), 1);
+        let models = tempfile::tempdir().unwrap();
+        let err = ensure_preset(&preset("org/model"), models.path(), &endpoint, &Silent).unwrap_err();
+        assert!(err.to_string().contains("checksum mismatch"), "{err}");
+        let dir = models.path().join("granite-small");
+        assert!(!dir.join("model.onnx").exists());
+        assert!(!dir.join("model.part").exists());
+    }
+
+    #[test]
+    fn http_errors_name_the_url() {
+        let endpoint = serve(b"", None, 1);
+        let models = tempfile::tempdir().unwrap();
+        let err = ensure_preset(&preset("missing/model"), models.path(), &endpoint, &Silent).unwrap_err();
+        assert!(err.to_string().contains("/missing/model/resolve/main/onnx/model.onnx"), "{err}");
+    }
+}

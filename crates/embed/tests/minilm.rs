@@ -1,0 +1,68 @@
+//! The real model: all-MiniLM-L6-v2 (int8 ONNX) on ONNX Runtime, fetched by
+//! `scripts/fetch-test-model.sh` and pointed at by the variables in its `env` file.
+
+use std::path::PathBuf;
+
+use ragdown_embed::{EmbedderSettings, TextKind, dot, download::Silent, load};
+
+fn settings() -> EmbedderSettings {
+    let var = |k: &str| {
+        std::env::var(k).unwrap_or_else(|_| {
+            panic!("{k} is not set: run `scripts/fetch-test-model.sh .test-model && set -a && source .test-model/env && set +a` first")
+        })
+    };
+    EmbedderSettings {
+        name: var("RAGDOWN_EMBEDDER"),
+        models_dir: PathBuf::from(var("RAGDOWN_MODELS")),
+        threads: 1,
+        ort_library: Some(PathBuf::from(var("ORT_DYLIB_PATH"))),
+        // Nothing may be downloaded in tests: an unreachable hub makes a missing file an error.
+        hub_endpoint: "http://127.0.0.1:9".into(),
+        openai_url: String::new(),
+        openai_key: None,
+    }
+}
+
+#[test]
+fn minilm_matches_sentence_transformers() {
+    let embedder = load(&settings(), &Silent).unwrap();
+    assert_eq!(embedder.dim(), 384);
+    let v = embedder
+        .embed(
+            &["A man is eating food.", "A man is eating a piece of bread."],
+            TextKind::Document,
+        )
+        .unwrap();
+    let cosine = dot(&v[0], &v[1]);
+    assert!((cosine - 0.7553).abs() <= 0.002, "cosine {cosine}");
+    assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-4);
+}
+
+#[test]
+fn batching_and_sorting_do_not_change_vectors() {
+    let embedder = load(&settings(), &Silent).unwrap();
+    let texts: Vec<String> = (0..40)
+        .map(|i| format!("document number {i} {}", "word ".repeat(i % 13)))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let together = embedder.embed(&refs, TextKind::Document).unwrap();
+    for i in [0, 7, 39] {
+        let alone = embedder.embed(&[refs[i]], TextKind::Document).unwrap();
+        let cosine = dot(&alone[0], &together[i]);
+        assert!(cosine > 0.9999, "text {i}: cosine {cosine}");
+    }
+    // Long texts are truncated, not rejected.
+    let long = "restore the backup ".repeat(400);
+    assert_eq!(embedder.embed_query(&long).unwrap().len(), 384);
+}
+
+#[test]
+fn a_missing_runtime_library_names_the_variable() {
+    let mut s = settings();
+    s.ort_library = Some(PathBuf::from("/nonexistent/libonnxruntime.so"));
+    // The runtime may already be loaded in this process by another test; only check the
+    // message when loading actually had to happen.
+    if let Err(e) = ragdown_embed::onnx::ensure_runtime(s.ort_library.as_deref()) {
+        assert!(e.to_string().contains("ORT_DYLIB_PATH"), "{e}");
+    }
+}

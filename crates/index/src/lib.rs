@@ -1,1 +1,307 @@
-//! placeholder
+//! The index of one folder: records in SQLite (the source of truth), a BM25 index and an
+//! in-memory snapshot derived from them, and the diff sync that keeps all three following the
+//! files. Owns every byte under the data dir; never touches the documents themselves.
+//!
+//! Writes go through [`Index::sync`] (one at a time); reads take a [`Snapshot`] and never wait
+//! for a running sync.
+
+mod bm25;
+pub mod snapshot;
+pub mod store;
+mod sync;
+pub mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use ragdown_embed::Embedder;
+use serde::{Deserialize, Serialize};
+
+pub use bm25::BM25_VERSION;
+pub use snapshot::{ChunkRecord, Snapshot};
+pub use sync::SyncReport;
+
+/// Default largest file indexed (`RAGDOWN_MAX_FILE_BYTES`).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index records: {0}")]
+    Store(String),
+    #[error("BM25 index: {0}")]
+    Bm25(String),
+    #[error("embedding failed: {0}")]
+    Embed(#[from] ragdown_embed::EmbedError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the index lock was poisoned by a panic; restart ragdown")]
+    Poisoned,
+}
+
+pub type Result<T> = std::result::Result<T, IndexError>;
+
+/// A link as recorded for a document (for backlinks, link following and moves).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkRecord {
+    /// `wiki`, `embed` or `markdown`.
+    pub kind: String,
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heading: Option<String>,
+    pub line: u32,
+}
+
+/// One indexed document as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentRecord {
+    pub id: i64,
+    /// Root-relative, `/`-separated.
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    /// blake3 of the bytes, hex.
+    pub hash: String,
+    pub title: String,
+    pub tags: Vec<String>,
+    pub aliases: Vec<String>,
+    pub description: Option<String>,
+    /// Root-relative paths this document replaces.
+    pub supersedes: Vec<String>,
+    pub created_by: Option<String>,
+    pub session: Option<String>,
+    pub links: Vec<LinkRecord>,
+    pub total_lines: u32,
+}
+
+/// Where an index lives and what it indexes.
+#[derive(Debug, Clone)]
+pub struct IndexSettings {
+    /// The folder of documents.
+    pub root: PathBuf,
+    /// Where the records and BM25 index are kept (derived data only).
+    pub data_dir: PathBuf,
+    /// Files larger than this are skipped with a warning.
+    pub max_file_bytes: u64,
+}
+
+/// Progress of the running sync, readable at any time (stats, progress bars).
+#[derive(Debug, Default)]
+pub struct SyncStatus {
+    pub syncing: AtomicBool,
+    pub files_total: AtomicUsize,
+    pub files_done: AtomicUsize,
+    /// Unix milliseconds of the last finished sync; 0 = never.
+    pub last_sync_ms: AtomicU64,
+}
+
+pub struct Index {
+    settings: IndexSettings,
+    embedder: Arc<dyn Embedder>,
+    store: Mutex<store::Store>,
+    bm25: bm25::Bm25,
+    snapshot: RwLock<Arc<Snapshot>>,
+    sync_lock: Mutex<()>,
+    status: SyncStatus,
+    /// Chunks sent to the embedder since this index was opened (cache misses).
+    embedded_chunks: AtomicU64,
+    /// Why the index was rebuilt when opened, if it was.
+    rebuilt_because: Option<String>,
+}
+
+const RECORDS_FILE: &str = "records.sqlite";
+
+fn open_store(data_dir: &Path) -> Result<store::Store> {
+    let path = data_dir.join(RECORDS_FILE);
+    match store::Store::open(&path) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            tracing::warn!(
+                "rebuilding the index: {} could not be read as ragdown records ({e})",
+                path.display()
+            );
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            store::Store::open(&path)
+        }
+    }
+}
+
+impl Index {
+    /// Opens the index, rebuilding what does not match the embedder, chunker or layout, and
+    /// catching the BM25 index up with the records.
+    pub fn open(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        std::fs::create_dir_all(&settings.data_dir).map_err(|source| IndexError::Io {
+            path: settings.data_dir.clone(),
+            source,
+        })?;
+        let mut store = open_store(&settings.data_dir)?;
+        let expected = [
+            ("embedder", embedder.id().to_string()),
+            ("dim", embedder.dim().to_string()),
+            ("chunker_version", ragdown_markdown::CHUNKER_VERSION.to_string()),
+            ("store_version", store::STORE_VERSION.to_string()),
+        ];
+        let mut rebuilt_because = None;
+        for (key, want) in &expected {
+            let have = store.meta(key)?;
+            if have.as_deref() != Some(want.as_str()) {
+                rebuilt_because = Some(match have {
+                    None => "the index has no meta record".to_string(),
+                    Some(have) => format!("the {key} changed from {have} to {want}"),
+                });
+                break;
+            }
+        }
+        if let Some(reason) = &rebuilt_because {
+            if !store.documents()?.is_empty() {
+                tracing::warn!("rebuilding the index: {reason}");
+            }
+            store.clear()?;
+            for (key, value) in &expected {
+                store.set_meta(key, value)?;
+            }
+        }
+        let bm25 = bm25::Bm25::open(&settings.data_dir.join("bm25"))?;
+        let documents = store.documents()?;
+        let chunks = store.chunks(None)?;
+        let snapshot = Snapshot::load(embedder.dim(), documents, chunks);
+        let index = Self {
+            settings,
+            embedder,
+            store: Mutex::new(store),
+            bm25,
+            snapshot: RwLock::new(Arc::new(snapshot)),
+            sync_lock: Mutex::new(()),
+            status: SyncStatus::default(),
+            embedded_chunks: AtomicU64::new(0),
+            rebuilt_because,
+        };
+        index.catch_up_bm25()?;
+        Ok(index)
+    }
+
+    pub fn settings(&self) -> &IndexSettings {
+        &self.settings
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    pub fn rebuilt_because(&self) -> Option<&str> {
+        self.rebuilt_because.as_deref()
+    }
+
+    /// The current read view. Cheap; never waits for a sync.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        match self.snapshot.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn status(&self) -> &SyncStatus {
+        &self.status
+    }
+
+    /// Chunks embedded (cache misses) since the index was opened.
+    pub fn embedded_chunks(&self) -> u64 {
+        self.embedded_chunks.load(Ordering::Relaxed)
+    }
+
+    /// BM25 top `limit` `(chunk id, score)` among documents `allowed` accepts.
+    pub fn bm25_search(
+        &self,
+        query: &str,
+        limit: usize,
+        allowed: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    ) -> Result<Vec<(i64, f32)>> {
+        self.bm25.search(query, limit, allowed)
+    }
+
+    fn publish(&self, snapshot: Arc<Snapshot>) {
+        match self.snapshot.write() {
+            Ok(mut s) => *s = snapshot,
+            Err(poisoned) => *poisoned.into_inner() = snapshot,
+        }
+    }
+
+    fn store(&self) -> Result<std::sync::MutexGuard<'_, store::Store>> {
+        self.store.lock().map_err(|_| IndexError::Poisoned)
+    }
+
+    /// Brings the BM25 index level with the records: replays the journal when it is behind,
+    /// rebuilds it when its layout differs or it is ahead (foreign or restored data).
+    fn catch_up_bm25(&self) -> Result<()> {
+        let store = self.store()?;
+        let generation = store.generation()?;
+        let committed = self.bm25.committed();
+        let paths: Vec<String> = match committed {
+            Some((version, at)) if version == BM25_VERSION && at == generation => return Ok(()),
+            Some((version, at)) if version == BM25_VERSION && at < generation => {
+                store.journal_since(at)?
+            }
+            other => {
+                if other.is_some() || generation > 0 {
+                    tracing::info!("rebuilding the BM25 index from the records");
+                }
+                self.bm25.clear()?;
+                let snap = self.snapshot();
+                snap.documents().map(|d| d.path.clone()).collect()
+            }
+        };
+        let snap = self.snapshot();
+        for path in &paths {
+            self.bm25.remove_path(path)?;
+            if let Some(doc) = snap.document_by_path(path) {
+                self.add_bm25_document(&snap, doc)?;
+            }
+        }
+        self.bm25.commit(generation)?;
+        store.prune_journal(generation)?;
+        Ok(())
+    }
+
+    fn add_bm25_document(&self, snap: &Snapshot, doc: &DocumentRecord) -> Result<()> {
+        let chunks = snap.chunks_of(doc.id);
+        self.add_bm25(
+            doc,
+            chunks
+                .iter()
+                .map(|c| (c.id, c.breadcrumb.as_str(), c.text.as_str())),
+        )
+    }
+
+    /// Adds a document's chunks `(id, breadcrumb, text)` to the BM25 index: breadcrumb and
+    /// text in the body, title, aliases and tags in fields of their own.
+    fn add_bm25<'a>(
+        &self,
+        doc: &DocumentRecord,
+        chunks: impl Iterator<Item = (i64, &'a str, &'a str)>,
+    ) -> Result<()> {
+        let aliases = doc.aliases.join("\n");
+        let tags = doc.tags.join(" ");
+        for (chunk_id, breadcrumb, text) in chunks {
+            let body = format!("{breadcrumb}\n\n{text}");
+            self.bm25.add(&bm25::Bm25Chunk {
+                chunk_id,
+                document_id: doc.id,
+                path: &doc.path,
+                body: &body,
+                title: &doc.title,
+                aliases: &aliases,
+                tags: &tags,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

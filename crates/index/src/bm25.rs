@@ -1,0 +1,221 @@
+//! The BM25 index (tantivy): one tantivy document per chunk, with the breadcrumb and text in
+//! `body` and the title, aliases and tags in fields of their own. Derived from the records: its
+//! commit payload holds the records' generation, and on open it is caught up from the journal
+//! or rebuilt when that does not match.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use tantivy::collector::{FilterCollector, TopDocs};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions, Value,
+};
+use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
+use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::{IndexError, Result};
+
+const ANALYZER: &str = "ragdown";
+/// Bumped when the schema or analyzer changes; a mismatch rebuilds the BM25 index.
+pub const BM25_VERSION: u32 = 1;
+
+fn err(e: impl std::fmt::Display) -> IndexError {
+    IndexError::Bm25(e.to_string())
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    chunk_id: Field,
+    document_id: Field,
+    path: Field,
+    body: Field,
+    title: Field,
+    aliases: Field,
+    tags: Field,
+}
+
+/// What one chunk contributes to the BM25 index.
+pub struct Bm25Chunk<'a> {
+    pub chunk_id: i64,
+    pub document_id: i64,
+    pub path: &'a str,
+    pub body: &'a str,
+    pub title: &'a str,
+    pub aliases: &'a str,
+    pub tags: &'a str,
+}
+
+pub struct Bm25 {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: Fields,
+    analyzer: TextAnalyzer,
+}
+
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(LowerCaser)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        chunk_id: b.add_u64_field("chunk_id", INDEXED | FAST | STORED),
+        document_id: b.add_u64_field("document_id", FAST),
+        path: b.add_text_field("path", STRING),
+        body: b.add_text_field("body", text.clone()),
+        title: b.add_text_field("title", text.clone()),
+        aliases: b.add_text_field("aliases", text.clone()),
+        tags: b.add_text_field("tags", text),
+    };
+    (b.build(), fields)
+}
+
+impl Bm25 {
+    /// Opens the index in `dir`, creating it when absent; a corrupt one is wiped and recreated.
+    pub fn open(dir: &Path) -> Result<Self> {
+        match Self::open_inner(dir) {
+            Ok(b) => Ok(b),
+            Err(e) => {
+                tracing::warn!("rebuilding the BM25 index: it could not be opened ({e})");
+                let _ = std::fs::remove_dir_all(dir);
+                Self::open_inner(dir)
+            }
+        }
+    }
+
+    fn open_inner(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let (schema, fields) = schema();
+        let directory = tantivy::directory::MmapDirectory::open(dir).map_err(err)?;
+        let index = Index::open_or_create(directory, schema).map_err(err)?;
+        index.tokenizers().register(ANALYZER, analyzer());
+        let writer = index.writer_with_num_threads(1, 50_000_000).map_err(err)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(err)?;
+        Ok(Self {
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            fields,
+            analyzer: analyzer(),
+        })
+    }
+
+    /// The records' generation this index last committed, and its layout version.
+    pub fn committed(&self) -> Option<(u32, u64)> {
+        let payload = self.index.load_metas().ok()?.payload?;
+        let (version, generation) = payload.split_once(':')?;
+        Some((version.parse().ok()?, generation.parse().ok()?))
+    }
+
+    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>> {
+        self.writer
+            .lock()
+            .map_err(|_| IndexError::Bm25("a previous BM25 write panicked".into()))
+    }
+
+    pub fn remove_path(&self, path: &str) -> Result<()> {
+        self.writer()?
+            .delete_term(Term::from_field_text(self.fields.path, path));
+        Ok(())
+    }
+
+    pub fn clear(&self) -> Result<()> {
+        self.writer()?.delete_all_documents().map_err(err)?;
+        Ok(())
+    }
+
+    pub fn add(&self, c: &Bm25Chunk<'_>) -> Result<()> {
+        let f = self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_u64(f.chunk_id, c.chunk_id as u64);
+        doc.add_u64(f.document_id, c.document_id as u64);
+        doc.add_text(f.path, c.path);
+        doc.add_text(f.body, c.body);
+        doc.add_text(f.title, c.title);
+        doc.add_text(f.aliases, c.aliases);
+        doc.add_text(f.tags, c.tags);
+        self.writer()?.add_document(doc).map_err(err)?;
+        Ok(())
+    }
+
+    /// Commits pending writes, recording `generation`, and makes them visible to searches.
+    pub fn commit(&self, generation: u64) -> Result<()> {
+        {
+            let mut writer = self.writer()?;
+            let mut prepared = writer.prepare_commit().map_err(err)?;
+            prepared.set_payload(&format!("{BM25_VERSION}:{generation}"));
+            prepared.commit().map_err(err)?;
+        }
+        self.reader.reload().map_err(err)
+    }
+
+    /// Query terms as the index analyses them.
+    pub fn terms(&self, query: &str) -> Vec<String> {
+        let mut analyzer = self.analyzer.clone();
+        let mut stream = analyzer.token_stream(query);
+        let mut out = Vec::new();
+        while let Some(token) = stream.next() {
+            if !out.contains(&token.text) {
+                out.push(token.text.clone());
+            }
+        }
+        out
+    }
+
+    /// BM25 top `limit` chunks for `query` among documents `allowed` accepts, best first.
+    /// Each term is scored in the body and, more lightly, in title, aliases and tags.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        allowed: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    ) -> Result<Vec<(i64, f32)>> {
+        let terms = self.terms(query);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let f = self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for term in &terms {
+            for (field, boost) in [(f.body, 1.0), (f.title, 0.3), (f.aliases, 1.0), (f.tags, 0.3)] {
+                let q = TermQuery::new(
+                    Term::from_field_text(field, term),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let predicate = move |document_id: u64| allowed(document_id);
+        let collector = FilterCollector::new(
+            "document_id".to_string(),
+            predicate,
+            TopDocs::with_limit(limit).order_by_score(),
+        );
+        let top: Vec<(f32, DocAddress)> = searcher.search(&query, &collector).map_err(err)?;
+        let mut out = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address).map_err(err)?;
+            if let Some(id) = doc.get_first(f.chunk_id).and_then(|v| v.as_u64()) {
+                out.push((id as i64, score));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,205 @@
+//! The read view searches use: every document record and every chunk with its vector, held in
+//! memory as immutable segments behind `Arc`s, so a search holds a consistent view while a
+//! sync builds the next one, and publishing a view costs little more than cloning a few maps.
+//!
+//! Chunk ids only grow (SQLite AUTOINCREMENT), so segments cover increasing id ranges and a
+//! chunk is found by two binary searches. A replaced document's old chunks are tombstoned
+//! until the sync ends and compacts the segments into one.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::DocumentRecord;
+use crate::store::StoredChunk;
+
+/// A chunk as searches see it (its vector lives beside it in the segment).
+#[derive(Debug, Clone)]
+pub struct ChunkRecord {
+    pub id: i64,
+    pub document_id: i64,
+    pub ord: u32,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub heading: String,
+    pub breadcrumb: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Segment {
+    chunks: Vec<ChunkRecord>,
+    vectors: Vec<f32>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub dim: usize,
+    documents: Arc<HashMap<i64, Arc<DocumentRecord>>>,
+    paths: Arc<HashMap<String, i64>>,
+    document_chunks: Arc<HashMap<i64, Vec<i64>>>,
+    segments: Vec<Arc<Segment>>,
+    removed: Arc<HashSet<i64>>,
+    superseded: Arc<HashSet<String>>,
+    pending: Segment,
+}
+
+impl Snapshot {
+    pub fn new(dim: usize) -> Self {
+        Self {
+            dim,
+            ..Self::default()
+        }
+    }
+
+    /// Builds a snapshot from everything in the records.
+    pub fn load(dim: usize, documents: Vec<DocumentRecord>, chunks: Vec<StoredChunk>) -> Self {
+        let mut snap = Self::new(dim);
+        for doc in documents {
+            snap.put_document(doc);
+        }
+        for c in chunks {
+            snap.push_chunk(c);
+        }
+        snap.seal();
+        snap.refresh_superseded();
+        snap
+    }
+
+    pub fn document_count(&self) -> usize {
+        self.documents.len()
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.segments.iter().map(|s| s.chunks.len()).sum::<usize>() - self.removed.len()
+    }
+
+    pub fn documents(&self) -> impl Iterator<Item = &Arc<DocumentRecord>> {
+        self.documents.values()
+    }
+
+    pub fn document(&self, id: i64) -> Option<&Arc<DocumentRecord>> {
+        self.documents.get(&id)
+    }
+
+    pub fn document_by_path(&self, path: &str) -> Option<&Arc<DocumentRecord>> {
+        self.paths.get(path).and_then(|id| self.documents.get(id))
+    }
+
+    /// Paths some other document's `supersedes` names.
+    pub fn superseded(&self) -> &HashSet<String> {
+        &self.superseded
+    }
+
+    /// Largest document id, for sizing per-document lookup tables.
+    pub fn max_document_id(&self) -> i64 {
+        self.documents.keys().copied().max().unwrap_or(0)
+    }
+
+    /// A live chunk and its vector.
+    pub fn chunk(&self, id: i64) -> Option<(&ChunkRecord, &[f32])> {
+        if self.removed.contains(&id) {
+            return None;
+        }
+        let seg_index = self
+            .segments
+            .partition_point(|s| s.chunks.first().is_some_and(|c| c.id <= id));
+        let segment = self.segments.get(seg_index.checked_sub(1)?)?;
+        let i = segment.chunks.binary_search_by_key(&id, |c| c.id).ok()?;
+        Some((&segment.chunks[i], &segment.vectors[i * self.dim..(i + 1) * self.dim]))
+    }
+
+    /// The chunks of one document in order.
+    pub fn chunks_of(&self, document_id: i64) -> Vec<&ChunkRecord> {
+        self.document_chunks
+            .get(&document_id)
+            .map(|ids| ids.iter().filter_map(|id| self.chunk(*id).map(|(c, _)| c)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Every live chunk with its vector.
+    pub fn chunks(&self) -> impl Iterator<Item = (&ChunkRecord, &[f32])> {
+        let dim = self.dim;
+        self.segments.iter().flat_map(move |s| {
+            s.chunks
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !self.removed.contains(&c.id))
+                .map(move |(i, c)| (c, &s.vectors[i * dim..(i + 1) * dim]))
+        })
+    }
+
+    // ---- writing (used by sync on its private copy) ----
+
+    pub(crate) fn put_document(&mut self, doc: DocumentRecord) {
+        Arc::make_mut(&mut self.paths).insert(doc.path.clone(), doc.id);
+        Arc::make_mut(&mut self.documents).insert(doc.id, Arc::new(doc));
+    }
+
+    /// Tombstones a document's chunks (they are about to be replaced).
+    pub(crate) fn retire_chunks(&mut self, document_id: i64) {
+        if let Some(ids) = Arc::make_mut(&mut self.document_chunks).remove(&document_id) {
+            Arc::make_mut(&mut self.removed).extend(ids);
+        }
+    }
+
+    pub(crate) fn remove_document(&mut self, path: &str) {
+        if let Some(id) = Arc::make_mut(&mut self.paths).remove(path) {
+            self.retire_chunks(id);
+            Arc::make_mut(&mut self.documents).remove(&id);
+        }
+    }
+
+    pub(crate) fn push_chunk(&mut self, c: StoredChunk) {
+        Arc::make_mut(&mut self.document_chunks)
+            .entry(c.document_id)
+            .or_default()
+            .push(c.id);
+        self.pending.vectors.extend_from_slice(&c.vector);
+        self.pending.chunks.push(ChunkRecord {
+            id: c.id,
+            document_id: c.document_id,
+            ord: c.ord,
+            line_start: c.line_start,
+            line_end: c.line_end,
+            heading: c.heading,
+            breadcrumb: c.breadcrumb,
+            text: c.text,
+        });
+    }
+
+    /// Freezes chunks pushed since the last seal into a segment.
+    pub(crate) fn seal(&mut self) {
+        if !self.pending.chunks.is_empty() {
+            let segment = std::mem::take(&mut self.pending);
+            self.segments.push(Arc::new(segment));
+        }
+    }
+
+    pub(crate) fn refresh_superseded(&mut self) {
+        let set: HashSet<String> = self
+            .documents
+            .values()
+            .flat_map(|d| d.supersedes.iter().cloned())
+            .collect();
+        self.superseded = Arc::new(set);
+    }
+
+    /// Merges segments and drops tombstones (once per sync: O(chunks)).
+    pub(crate) fn compact(&mut self) {
+        self.seal();
+        if self.segments.len() <= 1 && self.removed.is_empty() {
+            return;
+        }
+        let mut merged = Segment::default();
+        for (c, v) in self.chunks() {
+            merged.chunks.push(c.clone());
+            merged.vectors.extend_from_slice(v);
+        }
+        self.segments = if merged.chunks.is_empty() {
+            Vec::new()
+        } else {
+            vec![Arc::new(merged)]
+        };
+        self.removed = Arc::new(HashSet::new());
+    }
+}

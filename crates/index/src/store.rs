@@ -1,0 +1,397 @@
+//! The records: SQLite in WAL mode holding documents, chunks, the vector cache, a journal of
+//! changed paths and the meta values. The source of truth; the BM25 index and the in-memory
+//! snapshot are derived from it.
+//!
+//! Each document is replaced in one transaction, so a crash leaves either its old or its new
+//! state. Knows nothing of files on disk or of embedders beyond the vectors it is handed.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::{DocumentRecord, IndexError, Result};
+
+/// Bumped when the tables change shape; a mismatch rebuilds the index.
+pub const STORE_VERSION: u32 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    description TEXT,
+    supersedes TEXT NOT NULL,
+    created_by TEXT,
+    session TEXT,
+    links TEXT NOT NULL,
+    total_lines INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    breadcrumb TEXT NOT NULL,
+    text TEXT NOT NULL,
+    vector_key BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
+CREATE INDEX IF NOT EXISTS chunks_vector ON chunks(vector_key);
+CREATE TABLE IF NOT EXISTS vectors(key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, path TEXT NOT NULL);
+";
+
+/// A chunk as stored, with its vector.
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    pub id: i64,
+    pub document_id: i64,
+    pub ord: u32,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub heading: String,
+    pub breadcrumb: String,
+    pub text: String,
+    pub vector: Vec<f32>,
+}
+
+/// A chunk to write, its vector already in the cache under `vector_key`.
+pub struct NewChunk<'a> {
+    pub chunk: &'a ragdown_markdown::Chunk,
+    pub vector_key: [u8; 32],
+}
+
+pub struct Store {
+    conn: Connection,
+}
+
+fn sql(e: rusqlite::Error) -> IndexError {
+    IndexError::Store(e.to_string())
+}
+
+pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+impl Store {
+    /// Opens (creating) the database and checks it is ours and readable.
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(sql)?;
+        conn.execute_batch(SCHEMA).map_err(sql)?;
+        // A quick read proves the file is a database of ours, not foreign bytes.
+        conn.query_row("SELECT count(*) FROM documents", [], |r| r.get::<_, i64>(0))
+            .map_err(sql)?;
+        Ok(Self { conn })
+    }
+
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(sql)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT INTO meta(key, value) VALUES (?1, ?2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )
+            .map(|_| ())
+            .map_err(sql)
+    }
+
+    pub fn generation(&self) -> Result<u64> {
+        Ok(self
+            .meta("generation")?
+            .and_then(|g| g.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Empties every table but meta (a rebuild).
+    pub fn clear(&mut self) -> Result<()> {
+        self.conn
+            .execute_batch(
+                "BEGIN; DELETE FROM chunks; DELETE FROM documents; DELETE FROM vectors;
+                 DELETE FROM journal; COMMIT;",
+            )
+            .map_err(sql)
+    }
+
+    pub fn documents(&self) -> Result<Vec<DocumentRecord>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, path, size, mtime_ns, hash, title, tags, aliases, description,
+                        supersedes, created_by, session, links, total_lines
+                 FROM documents",
+            )
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                let json = |i: usize| -> rusqlite::Result<Vec<String>> {
+                    let s: String = r.get(i)?;
+                    Ok(serde_json::from_str(&s).unwrap_or_default())
+                };
+                Ok(DocumentRecord {
+                    id: r.get(0)?,
+                    path: r.get(1)?,
+                    size: r.get::<_, i64>(2)? as u64,
+                    mtime_ns: r.get(3)?,
+                    hash: r.get(4)?,
+                    title: r.get(5)?,
+                    tags: json(6)?,
+                    aliases: json(7)?,
+                    description: r.get(8)?,
+                    supersedes: json(9)?,
+                    created_by: r.get(10)?,
+                    session: r.get(11)?,
+                    links: serde_json::from_str(&r.get::<_, String>(12)?).unwrap_or_default(),
+                    total_lines: r.get::<_, i64>(13)? as u32,
+                })
+            })
+            .map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
+    /// Every chunk with its vector, in id order; `document_id` narrows to one document.
+    pub fn chunks(&self, document_id: Option<i64>) -> Result<Vec<StoredChunk>> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT c.id, c.document_id, c.ord, c.line_start, c.line_end, c.heading,
+                        c.breadcrumb, c.text, v.vector
+                 FROM chunks c JOIN vectors v ON v.key = c.vector_key
+                 WHERE ?1 IS NULL OR c.document_id = ?1
+                 ORDER BY c.id",
+            )
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([document_id], |r| {
+                Ok(StoredChunk {
+                    id: r.get(0)?,
+                    document_id: r.get(1)?,
+                    ord: r.get(2)?,
+                    line_start: r.get(3)?,
+                    line_end: r.get(4)?,
+                    heading: r.get(5)?,
+                    breadcrumb: r.get(6)?,
+                    text: r.get(7)?,
+                    vector: blob_to_vector(&r.get::<_, Vec<u8>>(8)?),
+                })
+            })
+            .map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+    }
+
+    /// Cached vectors for `keys` (absent keys are simply missing from the answer).
+    pub fn cached_vectors(
+        &self,
+        keys: &[[u8; 32]],
+    ) -> Result<std::collections::HashMap<[u8; 32], Vec<f32>>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT vector FROM vectors WHERE key = ?1")
+            .map_err(sql)?;
+        let mut out = std::collections::HashMap::new();
+        for key in keys {
+            if let Some(blob) = stmt
+                .query_row([&key[..]], |r| r.get::<_, Vec<u8>>(0))
+                .optional()
+                .map_err(sql)?
+            {
+                out.insert(*key, blob_to_vector(&blob));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn put_vectors(&mut self, entries: &[([u8; 32], Vec<f32>)]) -> Result<()> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        {
+            let mut stmt = tx
+                .prepare_cached("INSERT OR IGNORE INTO vectors(key, vector) VALUES (?1, ?2)")
+                .map_err(sql)?;
+            for (key, vector) in entries {
+                stmt.execute(params![&key[..], vector_to_blob(vector)])
+                    .map_err(sql)?;
+            }
+        }
+        tx.commit().map_err(sql)
+    }
+
+    /// Replaces one document and its chunks in a single transaction, journalled under a new
+    /// generation. Returns the document id, the new chunk ids and the generation.
+    pub fn replace_document(
+        &mut self,
+        doc: &DocumentRecord,
+        chunks: &[NewChunk<'_>],
+    ) -> Result<(i64, Vec<i64>, u64)> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        let generation = next_generation(&tx, &doc.path)?;
+        let list = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
+        let id: i64 = tx
+            .query_row(
+                "INSERT INTO documents(path, size, mtime_ns, hash, title, tags, aliases,
+                     description, supersedes, created_by, session, links, total_lines)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                 ON CONFLICT(path) DO UPDATE SET size = excluded.size,
+                     mtime_ns = excluded.mtime_ns, hash = excluded.hash, title = excluded.title,
+                     tags = excluded.tags, aliases = excluded.aliases,
+                     description = excluded.description, supersedes = excluded.supersedes,
+                     created_by = excluded.created_by, session = excluded.session,
+                     links = excluded.links, total_lines = excluded.total_lines
+                 RETURNING id",
+                params![
+                    doc.path,
+                    doc.size as i64,
+                    doc.mtime_ns,
+                    doc.hash,
+                    doc.title,
+                    list(&doc.tags),
+                    list(&doc.aliases),
+                    doc.description,
+                    list(&doc.supersedes),
+                    doc.created_by,
+                    doc.session,
+                    serde_json::to_string(&doc.links).unwrap_or_else(|_| "[]".into()),
+                    doc.total_lines,
+                ],
+                |r| r.get(0),
+            )
+            .map_err(sql)?;
+        tx.execute("DELETE FROM chunks WHERE document_id = ?1", [id])
+            .map_err(sql)?;
+        let mut ids = Vec::with_capacity(chunks.len());
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO chunks(document_id, ord, line_start, line_end, heading,
+                         breadcrumb, text, vector_key)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                )
+                .map_err(sql)?;
+            for (ord, c) in chunks.iter().enumerate() {
+                ids.push(
+                    stmt.query_row(
+                        params![
+                            id,
+                            ord as i64,
+                            c.chunk.line_start as i64,
+                            c.chunk.line_end as i64,
+                            c.chunk.heading,
+                            c.chunk.breadcrumb,
+                            c.chunk.text,
+                            &c.vector_key[..],
+                        ],
+                        |r| r.get(0),
+                    )
+                    .map_err(sql)?,
+                );
+            }
+        }
+        tx.commit().map_err(sql)?;
+        Ok((id, ids, generation))
+    }
+
+    /// Records a new size and mtime for a document whose bytes did not change.
+    pub fn touch_document(&self, id: i64, size: u64, mtime_ns: i64) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE documents SET size = ?2, mtime_ns = ?3 WHERE id = ?1",
+                params![id, size as i64, mtime_ns],
+            )
+            .map(|_| ())
+            .map_err(sql)
+    }
+
+    /// Deletes a document and its chunks in one transaction. Returns the generation.
+    pub fn remove_document(&mut self, path: &str) -> Result<u64> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        let generation = next_generation(&tx, path)?;
+        tx.execute("DELETE FROM documents WHERE path = ?1", [path])
+            .map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        Ok(generation)
+    }
+
+    /// Paths changed after generation `since`, oldest first (for catching BM25 up).
+    pub fn journal_since(&self, since: u64) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT DISTINCT path FROM journal WHERE generation > ?1 ORDER BY path")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([since as i64], |r| r.get(0))
+            .map_err(sql)?;
+        rows.collect::<rusqlite::Result<Vec<String>>>().map_err(sql)
+    }
+
+    /// Forgets journal entries the BM25 index has committed.
+    pub fn prune_journal(&self, upto: u64) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM journal WHERE generation <= ?1", [upto as i64])
+            .map(|_| ())
+            .map_err(sql)
+    }
+
+    /// Drops cached vectors no chunk uses any more.
+    pub fn collect_unused_vectors(&self) -> Result<usize> {
+        self.conn
+            .execute(
+                "DELETE FROM vectors WHERE key NOT IN (SELECT vector_key FROM chunks)",
+                [],
+            )
+            .map_err(sql)
+    }
+
+    pub fn document_id(&self, path: &str) -> Result<Option<i64>> {
+        self.conn
+            .query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| r.get(0))
+            .optional()
+            .map_err(sql)
+    }
+}
+
+fn next_generation(tx: &rusqlite::Transaction<'_>, path: &str) -> Result<u64> {
+    let current: u64 = tx
+        .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .optional()
+        .map_err(sql)?
+        .and_then(|g| g.parse().ok())
+        .unwrap_or(0);
+    let next = current + 1;
+    tx.execute(
+        "INSERT INTO meta(key, value) VALUES ('generation', ?1)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [next.to_string()],
+    )
+    .map_err(sql)?;
+    tx.execute(
+        "INSERT INTO journal(generation, path) VALUES (?1, ?2)",
+        params![next as i64, path],
+    )
+    .map_err(sql)?;
+    Ok(next)
+}

@@ -1,0 +1,352 @@
+//! Diff sync: walk the folder, skip files whose size and mtime are unchanged, re-read the rest,
+//! let the content hash decide, re-chunk what changed, embed only chunks the vector cache has
+//! not seen (so editing one section embeds one chunk and a renamed file embeds nothing), and
+//! write each document in its own transaction. Deleted files are dropped.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ragdown_embed::TextKind;
+use ragdown_markdown::links::join_relative;
+use ragdown_markdown::{Chunk, LinkKind};
+
+use crate::snapshot::Snapshot;
+use crate::store::{NewChunk, StoredChunk};
+use crate::walk::{FileEntry, walk};
+use crate::{DocumentRecord, Index, LinkRecord, Result};
+
+/// Chunks gathered before the embedder runs: large enough for full batches, small enough
+/// that searches see progress during a first index.
+const BATCH_CHUNKS: usize = 256;
+/// How often a long sync makes its progress visible to searches.
+const PUBLISH_EVERY: Duration = Duration::from_secs(1);
+const BM25_COMMIT_EVERY: Duration = Duration::from_secs(5);
+
+/// What one sync did.
+#[derive(Debug, Default, Clone)]
+pub struct SyncReport {
+    pub added: usize,
+    pub updated: usize,
+    pub removed: usize,
+    /// Files whose size or mtime changed but whose bytes did not.
+    pub touched: usize,
+    pub unchanged: usize,
+    /// Chunks sent to the embedder (vector cache misses).
+    pub embedded: usize,
+    /// `(path, reason)` for files not indexed.
+    pub skipped: Vec<(String, String)>,
+    pub elapsed: Duration,
+}
+
+/// A changed document, parsed and ready to embed and write.
+struct Prepared {
+    record: DocumentRecord,
+    chunks: Vec<Chunk>,
+    keys: Vec<[u8; 32]>,
+    is_new: bool,
+}
+
+enum Outcome {
+    Unchanged(DocumentRecord),
+    Changed(Box<Prepared>),
+}
+
+/// State of one sync in progress.
+struct Run {
+    working: Snapshot,
+    last_publish: Instant,
+    last_commit: Instant,
+    report: SyncReport,
+}
+
+impl Index {
+    /// Brings the index level with the folder. Syncs never overlap: a second caller waits
+    /// for the first to finish, then runs its own (cheap when nothing changed).
+    pub fn sync(&self) -> Result<SyncReport> {
+        let _one_at_a_time = self.sync_lock.lock().map_err(|_| crate::IndexError::Poisoned)?;
+        let started = Instant::now();
+        self.status.syncing.store(true, Ordering::Relaxed);
+        let result = self.sync_inner(started);
+        self.status.syncing.store(false, Ordering::Relaxed);
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        self.status.last_sync_ms.store(now_ms, Ordering::Relaxed);
+        result
+    }
+
+    fn sync_inner(&self, started: Instant) -> Result<SyncReport> {
+        let files = walk(&self.settings.root);
+        let mut run = Run {
+            working: (*self.snapshot()).clone(),
+            last_publish: Instant::now(),
+            last_commit: Instant::now(),
+            report: SyncReport::default(),
+        };
+        let on_disk: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let mut to_remove: Vec<String> = run
+            .working
+            .documents()
+            .filter(|d| !on_disk.contains(d.path.as_str()))
+            .map(|d| d.path.clone())
+            .collect();
+        let candidates: Vec<&FileEntry> = files
+            .iter()
+            .filter(|f| match run.working.document_by_path(&f.path) {
+                Some(d) => d.size != f.size || d.mtime_ns != f.mtime_ns,
+                None => true,
+            })
+            .collect();
+        run.report.unchanged = files.len() - candidates.len();
+        self.status.files_total.store(candidates.len(), Ordering::Relaxed);
+        self.status.files_done.store(0, Ordering::Relaxed);
+
+        let mut batch: Vec<Prepared> = Vec::new();
+        let mut batch_chunks = 0;
+        for entry in candidates {
+            match self.prepare(entry, &run.working) {
+                Ok(Outcome::Unchanged(record)) => {
+                    self.store()?
+                        .touch_document(record.id, record.size, record.mtime_ns)?;
+                    run.working.put_document(record);
+                    run.report.touched += 1;
+                }
+                Ok(Outcome::Changed(prepared)) => {
+                    batch_chunks += prepared.chunks.len();
+                    batch.push(*prepared);
+                }
+                Err(reason) => {
+                    tracing::warn!("skipping {}: {reason}", entry.path);
+                    if run.working.document_by_path(&entry.path).is_some() {
+                        to_remove.push(entry.path.clone());
+                    }
+                    run.report.skipped.push((entry.path.clone(), reason));
+                }
+            }
+            if batch_chunks >= BATCH_CHUNKS {
+                self.write_batch(&mut run, std::mem::take(&mut batch))?;
+                batch_chunks = 0;
+            }
+            self.status.files_done.fetch_add(1, Ordering::Relaxed);
+        }
+        self.write_batch(&mut run, batch)?;
+
+        for path in &to_remove {
+            self.store()?.remove_document(path)?;
+            self.bm25.remove_path(path)?;
+            run.working.remove_document(path);
+            run.report.removed += 1;
+        }
+        let changed = run.report.added + run.report.updated + run.report.removed;
+        if changed > 0 || run.report.touched > 0 {
+            let generation = self.store()?.generation()?;
+            if changed > 0 {
+                self.bm25.commit(generation)?;
+                self.store()?.prune_journal(generation)?;
+            }
+            run.working.compact();
+            run.working.refresh_superseded();
+            self.publish(Arc::new(run.working));
+            if run.report.updated + run.report.removed > 0 {
+                let dropped = self.store()?.collect_unused_vectors()?;
+                tracing::debug!(dropped, "dropped unused cached vectors");
+            }
+        }
+        run.report.elapsed = started.elapsed();
+        Ok(run.report)
+    }
+
+    /// Reads and parses one file. `Err` is a reason to skip it.
+    fn prepare(&self, entry: &FileEntry, working: &Snapshot) -> std::result::Result<Outcome, String> {
+        if entry.size > self.settings.max_file_bytes {
+            return Err(format!(
+                "{} bytes is over the {}-byte limit (raise RAGDOWN_MAX_FILE_BYTES to index it)",
+                entry.size, self.settings.max_file_bytes
+            ));
+        }
+        let full = self.settings.root.join(&entry.path);
+        let bytes = std::fs::read(&full).map_err(|e| format!("could not be read ({e})"))?;
+        if bytes.len() as u64 > self.settings.max_file_bytes {
+            return Err(format!("grew past the {}-byte limit while being read", self.settings.max_file_bytes));
+        }
+        if bytes[..bytes.len().min(8192)].contains(&0) {
+            return Err("looks binary (it holds NUL bytes), not Markdown".into());
+        }
+        let hash = blake3::hash(&bytes).to_hex().to_string();
+        let known = working.document_by_path(&entry.path);
+        if let Some(known) = known
+            && known.hash == hash
+        {
+            let mut record = (**known).clone();
+            record.size = entry.size;
+            record.mtime_ns = entry.mtime_ns;
+            return Ok(Outcome::Unchanged(record));
+        }
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!("{}: not valid UTF-8; invalid bytes are replaced", entry.path);
+                String::from_utf8_lossy(e.as_bytes()).into_owned()
+            }
+        };
+        let doc = ragdown_markdown::parse(&entry.path, &text);
+        for warning in &doc.warnings {
+            tracing::warn!("{}: {warning}", entry.path);
+        }
+        let supersedes = doc
+            .meta
+            .supersedes
+            .iter()
+            .filter_map(|s| {
+                let resolved = join_relative(&entry.path, s);
+                if resolved.is_none() {
+                    tracing::warn!("{}: supersedes {s:?} leaves the folder; ignored", entry.path);
+                }
+                resolved
+            })
+            .collect();
+        let links = doc
+            .links
+            .iter()
+            .map(|l| LinkRecord {
+                kind: match l.kind {
+                    LinkKind::Wiki => "wiki",
+                    LinkKind::Embed => "embed",
+                    LinkKind::Markdown => "markdown",
+                }
+                .into(),
+                target: l.target.clone(),
+                heading: l.heading.clone(),
+                line: l.line as u32,
+            })
+            .collect();
+        let embedder_id = self.embedder.id();
+        let keys = doc
+            .chunks
+            .iter()
+            .map(|c| vector_key(embedder_id, &c.search_text()))
+            .collect();
+        Ok(Outcome::Changed(Box::new(Prepared {
+            record: DocumentRecord {
+                id: known.map_or(0, |k| k.id),
+                path: entry.path.clone(),
+                size: entry.size,
+                mtime_ns: entry.mtime_ns,
+                hash,
+                title: doc.meta.title,
+                tags: doc.meta.tags,
+                aliases: doc.meta.aliases,
+                description: doc.meta.description,
+                supersedes,
+                created_by: doc.meta.created_by,
+                session: doc.meta.session,
+                links,
+                total_lines: doc.total_lines as u32,
+            },
+            chunks: doc.chunks,
+            keys,
+            is_new: known.is_none(),
+        })))
+    }
+
+    /// Embeds the batch's cache misses, then writes each document in its own transaction.
+    fn write_batch(&self, run: &mut Run, batch: Vec<Prepared>) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let all_keys: Vec<[u8; 32]> = batch.iter().flat_map(|p| p.keys.iter().copied()).collect();
+        let mut vectors = self.store()?.cached_vectors(&all_keys)?;
+        let mut missing: Vec<([u8; 32], String)> = Vec::new();
+        let mut queued: HashSet<[u8; 32]> = HashSet::new();
+        for p in &batch {
+            for (chunk, key) in p.chunks.iter().zip(&p.keys) {
+                if !vectors.contains_key(key) && queued.insert(*key) {
+                    missing.push((*key, chunk.search_text()));
+                }
+            }
+        }
+        if !missing.is_empty() {
+            let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
+            let embedded = self.embedder.embed(&texts, TextKind::Document)?;
+            self.embedded_chunks
+                .fetch_add(embedded.len() as u64, Ordering::Relaxed);
+            run.report.embedded += embedded.len();
+            let entries: Vec<([u8; 32], Vec<f32>)> = missing
+                .iter()
+                .map(|(k, _)| *k)
+                .zip(embedded)
+                .collect();
+            self.store()?.put_vectors(&entries)?;
+            vectors.extend(entries);
+        }
+        for p in batch {
+            let new_chunks: Vec<NewChunk<'_>> = p
+                .chunks
+                .iter()
+                .zip(&p.keys)
+                .map(|(chunk, key)| NewChunk {
+                    chunk,
+                    vector_key: *key,
+                })
+                .collect();
+            let (id, chunk_ids, _generation) =
+                self.store()?.replace_document(&p.record, &new_chunks)?;
+            let mut record = p.record;
+            record.id = id;
+            run.working.retire_chunks(id);
+            self.bm25.remove_path(&record.path)?;
+            self.add_bm25(
+                &record,
+                p.chunks
+                    .iter()
+                    .zip(&chunk_ids)
+                    .map(|(c, id)| (*id, c.breadcrumb.as_str(), c.text.as_str())),
+            )?;
+            for (ord, ((chunk, key), chunk_id)) in
+                p.chunks.into_iter().zip(&p.keys).zip(chunk_ids).enumerate()
+            {
+                run.working.push_chunk(StoredChunk {
+                    id: chunk_id,
+                    document_id: id,
+                    ord: ord as u32,
+                    line_start: chunk.line_start as u32,
+                    line_end: chunk.line_end as u32,
+                    heading: chunk.heading,
+                    breadcrumb: chunk.breadcrumb,
+                    text: chunk.text,
+                    vector: vectors.get(key).cloned().unwrap_or_default(),
+                });
+            }
+            run.working.put_document(record);
+            if p.is_new {
+                run.report.added += 1;
+            } else {
+                run.report.updated += 1;
+            }
+        }
+        run.working.seal();
+        if run.last_commit.elapsed() >= BM25_COMMIT_EVERY {
+            let generation = self.store()?.generation()?;
+            self.bm25.commit(generation)?;
+            run.last_commit = Instant::now();
+        }
+        if run.last_publish.elapsed() >= PUBLISH_EVERY {
+            run.working.refresh_superseded();
+            self.publish(Arc::new(run.working.clone()));
+            run.last_publish = Instant::now();
+        }
+        Ok(())
+    }
+
+}
+
+/// The vector cache key of a text under an embedder.
+pub fn vector_key(embedder_id: &str, text: &str) -> [u8; 32] {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(embedder_id.as_bytes());
+    hasher.update(&[0]);
+    hasher.update(text.as_bytes());
+    *hasher.finalize().as_bytes()
+}

@@ -1,0 +1,253 @@
+use std::sync::Arc;
+
+use ragdown_embed::hash::HashEmbedder;
+
+use super::*;
+
+struct Fixture {
+    docs: tempfile::TempDir,
+    data: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        Self {
+            docs: tempfile::tempdir().unwrap(),
+            data: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let full = self.docs.path().join(rel);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+
+    fn open_with(&self, dim: usize) -> Index {
+        Index::open(
+            IndexSettings {
+                root: self.docs.path().to_path_buf(),
+                data_dir: self.data.path().to_path_buf(),
+                max_file_bytes: 4096,
+            },
+            Arc::new(HashEmbedder::new(dim)),
+        )
+        .unwrap()
+    }
+
+    fn open(&self) -> Index {
+        self.open_with(64)
+    }
+}
+
+fn all_bm25(index: &Index, query: &str) -> Vec<i64> {
+    index
+        .bm25_search(query, 50, Arc::new(|_| true))
+        .unwrap()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect()
+}
+
+/// The snapshot must hold exactly what the records hold.
+fn assert_snapshot_matches_records(index: &Index) {
+    let snap = index.snapshot();
+    let store = index.store().unwrap();
+    let stored = store.chunks(None).unwrap();
+    let live: Vec<i64> = snap.chunks().map(|(c, _)| c.id).collect();
+    assert_eq!(live, stored.iter().map(|c| c.id).collect::<Vec<_>>());
+    assert_eq!(snap.document_count(), store.documents().unwrap().len());
+}
+
+fn long_document(sections: usize, edited: Option<usize>) -> String {
+    let mut text = String::from("# Big\n\n");
+    for i in 0..sections {
+        let body = if Some(i) == edited { "changed words here" } else { "original words" };
+        text.push_str(&format!("## Section {i}\n\nSection {i} has {body}.\n\n"));
+    }
+    text
+}
+
+#[test]
+fn sync_indexes_then_skips_unchanged_files() {
+    let f = Fixture::new();
+    f.write("ops/backups.md", "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n");
+    f.write("b.md", "plain text");
+    let index = f.open();
+    let report = index.sync().unwrap();
+    assert_eq!((report.added, report.embedded), (2, 3));
+    assert_eq!(index.snapshot().chunk_count(), 3);
+    let again = index.sync().unwrap();
+    assert_eq!((again.added, again.updated, again.unchanged, again.embedded), (0, 0, 2, 0));
+    let hits = all_bm25(&index, "pg_restore");
+    assert_eq!(hits.len(), 1);
+    let snap = index.snapshot();
+    let (chunk, _) = snap.chunk(hits[0]).unwrap();
+    assert_eq!(chunk.breadcrumb, "Backups › Restore");
+    assert_eq!((chunk.line_start, chunk.line_end), (7, 7));
+    assert_snapshot_matches_records(&index);
+}
+
+#[test]
+fn editing_one_section_of_200_embeds_one_chunk() {
+    let f = Fixture::new();
+    f.write("big.md", &long_document(200, None));
+    let index = f.open();
+    let first = index.sync().unwrap();
+    assert_eq!(first.embedded, 200);
+    // Same size and mtime would be skipped; the edit changes the bytes.
+    f.write("big.md", &long_document(200, Some(117)));
+    let before = index.embedded_chunks();
+    let report = index.sync().unwrap();
+    assert_eq!(report.updated, 1);
+    assert_eq!(index.embedded_chunks() - before, 1);
+    assert_eq!(index.snapshot().chunk_count(), 200);
+    assert_snapshot_matches_records(&index);
+}
+
+#[test]
+fn a_renamed_file_embeds_nothing_and_the_old_path_goes() {
+    let f = Fixture::new();
+    f.write("a.md", "# A\n\nalpha text\n\n## B\n\nbeta text\n");
+    let index = f.open();
+    index.sync().unwrap();
+    std::fs::rename(f.docs.path().join("a.md"), f.docs.path().join("renamed.md")).unwrap();
+    let report = index.sync().unwrap();
+    assert_eq!((report.added, report.removed, report.embedded), (1, 1, 0));
+    let snap = index.snapshot();
+    assert!(snap.document_by_path("a.md").is_none());
+    assert!(snap.document_by_path("renamed.md").is_some());
+    assert_eq!(all_bm25(&index, "beta").len(), 1);
+    assert_snapshot_matches_records(&index);
+}
+
+#[test]
+fn deleted_files_are_dropped_everywhere() {
+    let f = Fixture::new();
+    f.write("a.md", "gamma");
+    f.write("b.md", "delta");
+    let index = f.open();
+    index.sync().unwrap();
+    std::fs::remove_file(f.docs.path().join("a.md")).unwrap();
+    let report = index.sync().unwrap();
+    assert_eq!(report.removed, 1);
+    assert!(all_bm25(&index, "gamma").is_empty());
+    assert_eq!(index.snapshot().document_count(), 1);
+    assert_snapshot_matches_records(&index);
+}
+
+#[test]
+fn metadata_is_recorded() {
+    let f = Fixture::new();
+    f.write(
+        "notes/new.md",
+        "---\ntitle: New\ntags: [ops]\naliases: [Neo]\nsupersedes: ../old.md\ncreated_by: ragdown_remember\nsession: s1\n---\nBody #inline [[old]]\n",
+    );
+    f.write("old.md", "old body");
+    let index = f.open();
+    index.sync().unwrap();
+    let snap = index.snapshot();
+    let doc = snap.document_by_path("notes/new.md").unwrap();
+    assert_eq!(doc.title, "New");
+    assert_eq!(doc.tags, vec!["inline", "ops"]);
+    assert_eq!(doc.aliases, vec!["Neo"]);
+    assert_eq!(doc.supersedes, vec!["old.md"]);
+    assert_eq!(doc.created_by.as_deref(), Some("ragdown_remember"));
+    assert_eq!(doc.links[0].target, "old");
+    assert!(snap.superseded().contains("old.md"));
+    // Aliases are searchable through their own BM25 field.
+    assert_eq!(all_bm25(&index, "neo").len(), 1);
+}
+
+#[test]
+fn bad_files_are_skipped_without_aborting_the_sync() {
+    let f = Fixture::new();
+    f.write("good.md", "fine text");
+    f.write("huge.md", &"x".repeat(5000));
+    std::fs::write(f.docs.path().join("junk.md"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    std::fs::write(f.docs.path().join("latin1.md"), b"caf\xe9 au lait").unwrap();
+    f.write("empty.md", "");
+    let index = f.open();
+    let report = index.sync().unwrap();
+    let skipped: Vec<&str> = report.skipped.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(skipped, vec!["huge.md", "junk.md"]);
+    assert!(report.skipped[0].1.contains("RAGDOWN_MAX_FILE_BYTES"));
+    assert_eq!(report.added, 3);
+    assert_eq!(all_bm25(&index, "lait").len(), 1);
+}
+
+#[test]
+fn a_changed_embedder_rebuilds_with_a_reason() {
+    let f = Fixture::new();
+    f.write("a.md", "text");
+    {
+        let index = f.open_with(64);
+        index.sync().unwrap();
+    }
+    let index = f.open_with(32);
+    assert!(index.rebuilt_because().unwrap().contains("hash-64"), "{:?}", index.rebuilt_because());
+    assert_eq!(index.snapshot().chunk_count(), 0);
+    index.sync().unwrap();
+    assert_eq!(index.snapshot().chunk_count(), 1);
+    assert_eq!(index.snapshot().dim, 32);
+}
+
+#[test]
+fn corrupt_records_are_rebuilt_not_fatal() {
+    let f = Fixture::new();
+    f.write("a.md", "text");
+    std::fs::write(f.data.path().join(RECORDS_FILE), b"this is not sqlite at all, just junk bytes....").unwrap();
+    let index = f.open();
+    index.sync().unwrap();
+    assert_eq!(index.snapshot().chunk_count(), 1);
+}
+
+#[test]
+fn a_lost_bm25_index_is_rebuilt_from_the_records() {
+    let f = Fixture::new();
+    f.write("a.md", "epsilon words");
+    {
+        let index = f.open();
+        index.sync().unwrap();
+    }
+    std::fs::remove_dir_all(f.data.path().join("bm25")).unwrap();
+    let index = f.open();
+    assert_eq!(all_bm25(&index, "epsilon").len(), 1);
+}
+
+#[test]
+fn a_bm25_index_behind_the_records_is_caught_up_from_the_journal() {
+    let f = Fixture::new();
+    f.write("a.md", "zeta words");
+    let index = f.open();
+    index.sync().unwrap();
+    // Simulate a crash after the records commit but before the BM25 commit.
+    let doc = index.snapshot().document_by_path("a.md").unwrap().as_ref().clone();
+    let chunk = ragdown_markdown::parse("b.md", "eta words").chunks.remove(0);
+    let key = sync::vector_key("hash-64", &chunk.search_text());
+    {
+        let mut store = index.store().unwrap();
+        store.put_vectors(&[(key, vec![0.0; 64])]).unwrap();
+        let record = DocumentRecord { id: 0, path: "b.md".into(), ..doc };
+        store.replace_document(&record, &[store::NewChunk { chunk: &chunk, vector_key: key }]).unwrap();
+    }
+    drop(index);
+    let index = f.open();
+    assert_eq!(all_bm25(&index, "eta").len(), 1);
+    assert_eq!(all_bm25(&index, "zeta").len(), 1);
+}
+
+#[test]
+fn unchanged_bytes_with_a_new_mtime_are_only_touched() {
+    let f = Fixture::new();
+    f.write("a.md", "same");
+    let index = f.open();
+    index.sync().unwrap();
+    let path = f.docs.path().join("a.md");
+    let file = std::fs::File::options().write(true).open(&path).unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    let report = index.sync().unwrap();
+    assert_eq!((report.touched, report.updated, report.embedded), (1, 0, 0));
+    let again = index.sync().unwrap();
+    assert_eq!(again.touched, 0);
+}

@@ -28,7 +28,7 @@ impl Fixture {
             IndexSettings {
                 root: self.docs.path().to_path_buf(),
                 data_dir: self.data.path().to_path_buf(),
-                max_file_bytes: 4096,
+                max_file_bytes: 65536,
             },
             Arc::new(HashEmbedder::new(dim)),
         )
@@ -163,7 +163,7 @@ fn metadata_is_recorded() {
 fn bad_files_are_skipped_without_aborting_the_sync() {
     let f = Fixture::new();
     f.write("good.md", "fine text");
-    f.write("huge.md", &"x".repeat(5000));
+    f.write("huge.md", &"x".repeat(70_000));
     std::fs::write(f.docs.path().join("junk.md"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
     std::fs::write(f.docs.path().join("latin1.md"), b"caf\xe9 au lait").unwrap();
     f.write("empty.md", "");

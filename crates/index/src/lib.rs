@@ -6,6 +6,7 @@
 //! for a running sync.
 
 mod bm25;
+mod resolve;
 pub mod snapshot;
 pub mod store;
 mod sync;

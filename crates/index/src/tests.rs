@@ -251,3 +251,26 @@ fn unchanged_bytes_with_a_new_mtime_are_only_touched() {
     let again = index.sync().unwrap();
     assert_eq!(again.touched, 0);
 }
+
+#[test]
+fn links_resolve_like_obsidian() {
+    let f = Fixture::new();
+    f.write("a/Note.md", "beside");
+    f.write("b/c/Note.md", "deeper");
+    f.write("Note.md", "top");
+    f.write("x/Other.md", "---\naliases: [Big Other]\n---\nother");
+    f.write("a/linker.md", "links");
+    let index = f.open();
+    index.sync().unwrap();
+    let snap = index.snapshot();
+    let path = |t: &str, from: Option<&str>| snap.resolve(t, from).map(|d| d.path.clone());
+    assert_eq!(path("a/Note.md", None).as_deref(), Some("a/Note.md"));
+    assert_eq!(path("a/Note", None).as_deref(), Some("a/Note.md"));
+    assert_eq!(path("Note", Some("b/c/x.md")).as_deref(), Some("b/c/Note.md"));
+    assert_eq!(path("Note", Some("x/Other.md")).as_deref(), Some("Note.md"));
+    assert_eq!(path("Other", Some("a/linker.md")).as_deref(), Some("x/Other.md"));
+    assert_eq!(path("c/Note", None).as_deref(), Some("b/c/Note.md"));
+    assert_eq!(path("big other", None).as_deref(), Some("x/Other.md"));
+    assert_eq!(path("../Note.md", Some("a/linker.md")).as_deref(), Some("Note.md"));
+    assert_eq!(path("missing", None), None);
+}

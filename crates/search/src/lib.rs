@@ -1,1 +1,375 @@
-//! placeholder
+//! Hybrid retrieval over one index: a dense pool (cosine over the snapshot's vectors) and a
+//! BM25 pool, fused by reciprocal rank (k = 60) — or, for a query that names an identifier, by
+//! min-max normalised scores with BM25 weighted 0.8 — plus the alias boost, filters (path
+//! prefix, tag, who wrote it), hiding of superseded documents, the per-document cap and link
+//! following.
+//!
+//! Reads the index; never writes it, never waits for a sync, knows nothing of MCP or output
+//! formats: it returns [`Hit`]s and the caller formats them.
+
+pub mod route;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ragdown_embed::dot;
+use ragdown_index::{DocumentRecord, Index, Snapshot};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    #[error("embedding the query failed: {0}")]
+    Embed(#[from] ragdown_embed::EmbedError),
+    #[error(transparent)]
+    Index(#[from] ragdown_index::IndexError),
+}
+
+/// `RRF k`: ranks are scored `1 / (k + rank)`, rank 1 first.
+pub const RRF_K: f32 = 60.0;
+/// BM25's weight in score fusion for queries that name an identifier.
+pub const IDENTIFIER_BM25_WEIGHT: f32 = 0.8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrittenBy {
+    /// Documents with `created_by` in their frontmatter.
+    Agent,
+    /// Documents without.
+    User,
+}
+
+/// Which retrievers run and how they are fused (the benchmark compares them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Everything this crate does: RRF, identifier routing, alias boost.
+    #[default]
+    Hybrid,
+    /// Plain RRF of the two pools, nothing else.
+    NaiveRrf,
+    Dense,
+    Lexical,
+}
+
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    pub limit: usize,
+    /// A folder, root-relative without a trailing `/`; only documents under it.
+    pub path_prefix: Option<String>,
+    /// A normalised tag; nested tags match (`project` matches `project/alpha`).
+    pub tag: Option<String>,
+    pub written_by: Option<WrittenBy>,
+    /// At most this many hits per document (0 = no cap).
+    pub max_per_document: usize,
+    /// Follow the wikilinks of this many best hits (0 = off).
+    pub follow_links: usize,
+    pub mode: Mode,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        Self {
+            limit: 8,
+            path_prefix: None,
+            tag: None,
+            written_by: None,
+            max_per_document: 0,
+            follow_links: 0,
+            mode: Mode::Hybrid,
+        }
+    }
+}
+
+/// Which retriever found a hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Dense,
+    Lexical,
+    /// Placed after a hit whose section links to its document.
+    Link,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Dense => "dense",
+            Source::Lexical => "lexical",
+            Source::Link => "link",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub chunk_id: i64,
+    pub document: Arc<DocumentRecord>,
+    /// Heading path (`Backups › Restore`).
+    pub heading: String,
+    pub breadcrumb: String,
+    pub text: String,
+    pub line_start: u32,
+    pub line_end: u32,
+    /// Cosine between query and chunk: comparable across queries, used for gating.
+    pub similarity: f32,
+    /// Fused score: orders hits of one query only.
+    pub score: f32,
+    pub sources: Vec<Source>,
+}
+
+impl Hit {
+    pub fn path(&self) -> &str {
+        &self.document.path
+    }
+}
+
+/// The documents a search may return, as a lookup by document id.
+fn allowed_documents(snap: &Snapshot, opts: &SearchOptions) -> Arc<Vec<bool>> {
+    let mut allowed = vec![false; snap.max_document_id() as usize + 1];
+    let prefix = opts
+        .path_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("{}/", p.trim_end_matches('/')));
+    for doc in snap.documents() {
+        let ok = prefix.as_ref().is_none_or(|p| doc.path.starts_with(p.as_str()))
+            && opts
+                .tag
+                .as_ref()
+                .is_none_or(|t| ragdown_markdown::tags::matches(&doc.tags, t))
+            && match opts.written_by {
+                None => true,
+                Some(WrittenBy::Agent) => doc.created_by.is_some(),
+                Some(WrittenBy::User) => doc.created_by.is_none(),
+            }
+            && !snap.superseded().contains(&doc.path);
+        if ok {
+            allowed[doc.id as usize] = true;
+        }
+    }
+    Arc::new(allowed)
+}
+
+/// Top `n` `(chunk id, cosine)` over the allowed documents.
+fn dense_pool(snap: &Snapshot, query: &[f32], allowed: &[bool], n: usize) -> Vec<(i64, f32)> {
+    let mut scored: Vec<(i64, f32)> = snap
+        .chunks()
+        .filter(|(c, _)| allowed.get(c.document_id as usize).copied().unwrap_or(false))
+        .map(|(c, v)| (c.id, dot(query, v)))
+        .collect();
+    let by_score = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scored.len() > n {
+        scored.select_nth_unstable_by(n, by_score);
+        scored.truncate(n);
+    }
+    scored.sort_by(by_score);
+    scored
+}
+
+/// Whole-word, case-insensitive: does `haystack` contain `needle`?
+fn contains_word(haystack: &str, needle: &str) -> bool {
+    let hay = haystack.to_lowercase();
+    let needle = needle.trim().to_lowercase();
+    if needle.is_empty() {
+        return false;
+    }
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    hay.match_indices(&needle).any(|(i, m)| {
+        !is_word(hay[..i].chars().next_back()) && !is_word(hay[i + m.len()..].chars().next())
+    })
+}
+
+/// Documents one of whose aliases (3+ characters) the query names as a whole word.
+fn aliased_documents(snap: &Snapshot, query: &str, allowed: &[bool]) -> Vec<i64> {
+    snap.documents()
+        .filter(|d| allowed.get(d.id as usize).copied().unwrap_or(false))
+        .filter(|d| {
+            d.aliases
+                .iter()
+                .any(|a| a.trim().chars().count() >= 3 && contains_word(query, a))
+        })
+        .map(|d| d.id)
+        .collect()
+}
+
+struct Candidate {
+    similarity: f32,
+    score: f32,
+    sources: Vec<Source>,
+}
+
+/// Runs a search. Never waits for a sync: it reads the snapshot published last.
+pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>, SearchError> {
+    let query = query.trim();
+    if query.is_empty() || opts.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let snap = index.snapshot();
+    let query_vector = index.embedder().embed_query(query)?;
+    let allowed = allowed_documents(&snap, opts);
+    let pool = (opts.limit * 4).max(20);
+
+    let dense = if opts.mode == Mode::Lexical {
+        Vec::new()
+    } else {
+        dense_pool(&snap, &query_vector, &allowed, pool)
+    };
+    let lexical: Vec<(i64, f32)> =
+        if opts.mode == Mode::Dense || !query.chars().any(char::is_alphanumeric) {
+            Vec::new()
+        } else {
+            let filter = allowed.clone();
+            let accept = move |id: u64| filter.get(id as usize).copied().unwrap_or(false);
+            index
+                .bm25_search(query, pool, Arc::new(accept))?
+                .into_iter()
+                // BM25 may still hold chunks a newer snapshot dropped.
+                .filter(|(id, _)| snap.chunk(*id).is_some())
+                .collect()
+        };
+
+    let routed = opts.mode == Mode::Hybrid && route::names_identifier(query);
+    let mut candidates: HashMap<i64, Candidate> = HashMap::new();
+    let cosine = |id: i64| snap.chunk(id).map_or(0.0, |(_, v)| dot(&query_vector, v));
+    let mut add = |id: i64, score: f32, source: Source, similarity: f32| {
+        let c = candidates.entry(id).or_insert(Candidate {
+            similarity,
+            score: 0.0,
+            sources: Vec::new(),
+        });
+        c.score += score;
+        c.sources.push(source);
+    };
+    if routed {
+        let normalise = |list: &[(i64, f32)]| -> Vec<(i64, f32)> {
+            let max = list.iter().map(|x| x.1).fold(f32::MIN, f32::max);
+            let min = list.iter().map(|x| x.1).fold(f32::MAX, f32::min);
+            let span = (max - min).max(1e-9);
+            list.iter().map(|(id, s)| (*id, (s - min) / span)).collect()
+        };
+        for (id, s) in normalise(&dense) {
+            add(id, (1.0 - IDENTIFIER_BM25_WEIGHT) * s, Source::Dense, cosine(id));
+        }
+        for (id, s) in normalise(&lexical) {
+            add(id, IDENTIFIER_BM25_WEIGHT * s, Source::Lexical, cosine(id));
+        }
+    } else {
+        for (rank, (id, sim)) in dense.iter().enumerate() {
+            add(*id, 1.0 / (RRF_K + rank as f32 + 1.0), Source::Dense, *sim);
+        }
+        for (rank, (id, _)) in lexical.iter().enumerate() {
+            add(*id, 1.0 / (RRF_K + rank as f32 + 1.0), Source::Lexical, cosine(*id));
+        }
+    }
+    if opts.mode == Mode::Hybrid {
+        // A named alias is one rank-1 share for the document's chunks already in the pools.
+        let share = if routed { 1.0 } else { 1.0 / (RRF_K + 1.0) };
+        let aliased = aliased_documents(&snap, query, &allowed);
+        if !aliased.is_empty() {
+            for (id, c) in candidates.iter_mut() {
+                if snap
+                    .chunk(*id)
+                    .is_some_and(|(chunk, _)| aliased.contains(&chunk.document_id))
+                {
+                    c.score += share;
+                }
+            }
+        }
+    }
+
+    let mut ranked: Vec<(i64, Candidate)> = candidates.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
+    let mut per_document: HashMap<i64, usize> = HashMap::new();
+    let mut hits: Vec<Hit> = Vec::with_capacity(opts.limit);
+    for (id, c) in ranked {
+        if hits.len() >= opts.limit {
+            break;
+        }
+        let Some((chunk, _)) = snap.chunk(id) else {
+            continue;
+        };
+        let count = per_document.entry(chunk.document_id).or_default();
+        if opts.max_per_document > 0 && *count >= opts.max_per_document {
+            continue;
+        }
+        *count += 1;
+        let Some(document) = snap.document(chunk.document_id) else {
+            continue;
+        };
+        hits.push(Hit {
+            chunk_id: id,
+            document: document.clone(),
+            heading: chunk.heading.clone(),
+            breadcrumb: chunk.breadcrumb.clone(),
+            text: chunk.text.clone(),
+            line_start: chunk.line_start,
+            line_end: chunk.line_end,
+            similarity: c.similarity,
+            score: c.score,
+            sources: c.sources,
+        });
+    }
+    if opts.follow_links > 0 {
+        hits = follow_links(&snap, &query_vector, &allowed, hits, opts);
+    }
+    Ok(hits)
+}
+
+/// Places, right after each of the best `opts.follow_links` hits, the two sections closest to
+/// the query of every document its own section links to (within the filters), with the hit's
+/// score and their own cosine. The list keeps `opts.limit` hits.
+fn follow_links(
+    snap: &Snapshot,
+    query_vector: &[f32],
+    allowed: &[bool],
+    hits: Vec<Hit>,
+    opts: &SearchOptions,
+) -> Vec<Hit> {
+    let mut out: Vec<Hit> = Vec::with_capacity(hits.len());
+    let mut seen: std::collections::HashSet<i64> = hits.iter().map(|h| h.chunk_id).collect();
+    for (rank, hit) in hits.into_iter().enumerate() {
+        let mut followed = Vec::new();
+        if rank < opts.follow_links {
+            for link in hit.document.links.iter().filter(|l| {
+                l.kind != "markdown" || l.target.ends_with(".md")
+            }) {
+                if link.line < hit.line_start || link.line > hit.line_end {
+                    continue;
+                }
+                let Some(target) = snap.resolve(&link.target, Some(&hit.document.path)) else {
+                    continue;
+                };
+                if target.id == hit.document.id
+                    || !allowed.get(target.id as usize).copied().unwrap_or(false)
+                {
+                    continue;
+                }
+                let mut sections: Vec<(f32, &ragdown_index::ChunkRecord)> = snap
+                    .chunks_of(target.id)
+                    .into_iter()
+                    .filter_map(|c| snap.chunk(c.id).map(|(c, v)| (dot(query_vector, v), c)))
+                    .collect();
+                sections.sort_by(|a, b| b.0.total_cmp(&a.0));
+                for (similarity, chunk) in sections.into_iter().take(2) {
+                    if seen.insert(chunk.id) {
+                        followed.push(Hit {
+                            chunk_id: chunk.id,
+                            document: target.clone(),
+                            heading: chunk.heading.clone(),
+                            breadcrumb: chunk.breadcrumb.clone(),
+                            text: chunk.text.clone(),
+                            line_start: chunk.line_start,
+                            line_end: chunk.line_end,
+                            similarity,
+                            score: hit.score,
+                            sources: vec![Source::Link],
+                        });
+                    }
+                }
+            }
+        }
+        out.push(hit);
+        out.extend(followed);
+    }
+    out.truncate(opts.limit);
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,298 @@
+//! `ragdown bench`: indexes a corpus into a fresh data dir, then measures what the targets
+//! name — index time and chunks/s against the raw embedder throughput on the same chunks, peak
+//! RSS, no-op re-sync time, query latency p50/p95, and top-1, recall@5 and MRR@10 overall and
+//! per question type. A hit counts when its path is the answer's and its lines overlap the
+//! answer's.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use ragdown_index::{Index, IndexSettings};
+use ragdown_search::{Mode, SearchOptions};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::progress::DownloadBar;
+use crate::settings::{Settings, docs_dir};
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BenchMode {
+    Hybrid,
+    NaiveRrf,
+    Dense,
+    Lexical,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// The corpus directory.
+    dir: PathBuf,
+    /// Questions, one JSON object a line: query, type, answer_path, answer_start_line,
+    /// answer_end_line.
+    #[arg(long)]
+    questions: PathBuf,
+    #[arg(long)]
+    json: bool,
+    #[arg(long, value_enum, default_value = "hybrid")]
+    mode: BenchMode,
+    /// Also time a no-op re-sync of this many generated files (hash embedder).
+    #[arg(long, default_value_t = 0)]
+    resync_files: usize,
+    /// Keep the index here (reused by the next run) instead of a fresh temporary one.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Skip the raw embedder throughput pass.
+    #[arg(long)]
+    no_raw: bool,
+}
+
+#[derive(Deserialize)]
+struct Question {
+    query: String,
+    #[serde(rename = "type")]
+    kind: String,
+    answer_path: String,
+    answer_start_line: u32,
+    answer_end_line: u32,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    questions: usize,
+    top1: usize,
+    top5: usize,
+    reciprocal_rank: f64,
+}
+
+impl Tally {
+    fn add(&mut self, rank: Option<usize>) {
+        self.questions += 1;
+        if rank == Some(0) {
+            self.top1 += 1;
+        }
+        if rank.is_some_and(|r| r < 5) {
+            self.top5 += 1;
+        }
+        if let Some(r) = rank.filter(|r| *r < 10) {
+            self.reciprocal_rank += 1.0 / (r as f64 + 1.0);
+        }
+    }
+    fn pct(&self, n: usize) -> f64 {
+        100.0 * n as f64 / self.questions.max(1) as f64
+    }
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "questions": self.questions,
+            "top1": self.pct(self.top1) / 100.0,
+            "recall_at_5": self.pct(self.top5) / 100.0,
+            "mrr_at_10": self.reciprocal_rank / self.questions.max(1) as f64,
+        })
+    }
+}
+
+/// Peak resident set size of this process, from /proc (Linux).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Times a no-op re-sync of `files` generated documents (median of five).
+fn resync_benchmark(files: usize) -> Result<f64> {
+    let docs = tempfile::tempdir()?;
+    let data = tempfile::tempdir()?;
+    for i in 0..files {
+        let dir = docs.path().join(format!("d{}", i % 20));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join(format!("note-{i}.md")),
+            format!("# Note {i}\n\n## Part\n\nSome text for note {i}.\n"),
+        )?;
+    }
+    let index = Index::open(
+        IndexSettings {
+            root: docs.path().to_path_buf(),
+            data_dir: data.path().to_path_buf(),
+            max_file_bytes: ragdown_index::DEFAULT_MAX_FILE_BYTES,
+        },
+        Arc::new(ragdown_embed::hash::HashEmbedder::new(384)),
+    )?;
+    index.sync()?;
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            index.sync().map(|_| t.elapsed().as_secs_f64() * 1000.0)
+        })
+        .collect::<ragdown_index::Result<_>>()?;
+    times.sort_by(f64::total_cmp);
+    Ok(times[2])
+}
+
+pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
+    let root = docs_dir(&args.dir)?;
+    let questions: Vec<Question> = std::fs::read_to_string(&args.questions)
+        .with_context(|| format!("reading {}", args.questions.display()))?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .context("a question line is not valid JSON of the expected shape")?;
+
+    let load_started = Instant::now();
+    let embedder = ragdown_embed::load(&settings.embedder, &DownloadBar::new())?;
+    let model_load_s = load_started.elapsed().as_secs_f64();
+    let temporary = tempfile::tempdir()?;
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| temporary.path().to_path_buf());
+    let index = Index::open(
+        IndexSettings {
+            root: root.clone(),
+            data_dir,
+            max_file_bytes: settings.max_file_bytes,
+        },
+        embedder.clone(),
+    )?;
+    let report = index.sync()?;
+    let index_s = report.elapsed.as_secs_f64();
+    let snap = index.snapshot();
+    let chunks = snap.chunk_count();
+    let chunks_per_s = chunks as f64 / index_s.max(1e-9);
+
+    let raw = if args.no_raw {
+        None
+    } else {
+        let texts: Vec<String> = snap
+            .chunks()
+            .map(|(c, _)| format!("{}\n\n{}", c.breadcrumb, c.text))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let t = Instant::now();
+        embedder.embed(&refs, ragdown_embed::TextKind::Document)?;
+        Some(texts.len() as f64 / t.elapsed().as_secs_f64().max(1e-9))
+    };
+
+    let t = Instant::now();
+    index.sync()?;
+    let noop_resync_ms = t.elapsed().as_secs_f64() * 1000.0;
+
+    let mode = match args.mode {
+        BenchMode::Hybrid => Mode::Hybrid,
+        BenchMode::NaiveRrf => Mode::NaiveRrf,
+        BenchMode::Dense => Mode::Dense,
+        BenchMode::Lexical => Mode::Lexical,
+    };
+    let options = SearchOptions {
+        limit: 10,
+        mode,
+        max_per_document: settings.max_per_document,
+        follow_links: settings.follow_links,
+        ..SearchOptions::default()
+    };
+    // One warm-up query so model and caches are loaded.
+    ragdown_search::search(&index, "warm up", &options)?;
+    let mut overall = Tally::default();
+    let mut by_type: BTreeMap<String, Tally> = BTreeMap::new();
+    let mut latencies = Vec::with_capacity(questions.len());
+    let mut misses = Vec::new();
+    for q in &questions {
+        let t = Instant::now();
+        let hits = ragdown_search::search(&index, &q.query, &options)?;
+        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        let rank = hits.iter().position(|h| {
+            h.path() == q.answer_path
+                && h.line_start <= q.answer_end_line
+                && h.line_end >= q.answer_start_line
+        });
+        overall.add(rank);
+        by_type.entry(q.kind.clone()).or_default().add(rank);
+        if rank != Some(0) {
+            let got = hits
+                .first()
+                .map(|h| format!("{}:{} {}", h.path(), h.line_start, h.breadcrumb))
+                .unwrap_or_default();
+            misses.push(json!({"type": q.kind, "query": q.query, "rank": rank, "got": got,
+                "want": format!("{}:{}", q.answer_path, q.answer_start_line)}));
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    let resync_files_ms = if args.resync_files > 0 {
+        Some(resync_benchmark(args.resync_files)?)
+    } else {
+        None
+    };
+    let peak_rss = peak_rss_bytes();
+
+    if args.json {
+        let value = json!({
+            "embedder": embedder.id(),
+            "documents": snap.document_count(),
+            "chunks": chunks,
+            "model_load_s": model_load_s,
+            "index_s": index_s,
+            "chunks_per_s": chunks_per_s,
+            "raw_embed_chunks_per_s": raw,
+            "noop_resync_ms": noop_resync_ms,
+            "resync_files": args.resync_files,
+            "resync_files_ms": resync_files_ms,
+            "peak_rss_bytes": peak_rss,
+            "query_ms_p50": percentile(&latencies, 0.5),
+            "query_ms_p95": percentile(&latencies, 0.95),
+            "overall": overall.json(),
+            "by_type": by_type.iter().map(|(k, v)| (k.clone(), v.json())).collect::<serde_json::Map<_, _>>(),
+            "misses": misses,
+        });
+        println!("{value}");
+        return Ok(());
+    }
+    println!("embedder          {} ({:.2} s to load)", embedder.id(), model_load_s);
+    println!("corpus            {} documents, {} chunks", snap.document_count(), chunks);
+    println!("index time        {index_s:.2} s ({chunks_per_s:.1} chunks/s)");
+    if let Some(raw) = raw {
+        println!(
+            "raw embedder      {raw:.1} chunks/s (indexing runs at {:.0}% of it)",
+            100.0 * chunks_per_s / raw
+        );
+    }
+    println!("no-op re-sync     {noop_resync_ms:.1} ms");
+    if let Some(ms) = resync_files_ms {
+        println!("no-op re-sync     {ms:.1} ms for {} files", args.resync_files);
+    }
+    if let Some(rss) = peak_rss {
+        println!("peak RSS          {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
+    }
+    println!(
+        "query latency     p50 {:.2} ms, p95 {:.2} ms",
+        percentile(&latencies, 0.5),
+        percentile(&latencies, 0.95)
+    );
+    let line = |name: &str, t: &Tally| {
+        println!(
+            "{name:<17} top-1 {:.1}%  recall@5 {:.1}%  MRR@10 {:.3}  ({} questions)",
+            t.pct(t.top1),
+            t.pct(t.top5),
+            t.reciprocal_rank / t.questions.max(1) as f64,
+            t.questions
+        );
+    };
+    line("overall", &overall);
+    for (kind, tally) in &by_type {
+        line(kind, tally);
+    }
+    Ok(())
+}
+

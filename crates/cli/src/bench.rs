@@ -225,8 +225,10 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
                 .first()
                 .map(|h| format!("{}:{} {}", h.path(), h.line_start, h.breadcrumb))
                 .unwrap_or_default();
-            misses.push(json!({"type": q.kind, "query": q.query, "rank": rank, "got": got,
-                "want": format!("{}:{}", q.answer_path, q.answer_start_line)}));
+            misses.push(
+                json!({"type": q.kind, "query": q.query, "rank": rank, "got": got,
+                "want": format!("{}:{}", q.answer_path, q.answer_start_line)}),
+            );
         }
     }
     latencies.sort_by(f64::total_cmp);
@@ -259,8 +261,16 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         println!("{value}");
         return Ok(());
     }
-    println!("embedder          {} ({:.2} s to load)", embedder.id(), model_load_s);
-    println!("corpus            {} documents, {} chunks", snap.document_count(), chunks);
+    println!(
+        "embedder          {} ({:.2} s to load)",
+        embedder.id(),
+        model_load_s
+    );
+    println!(
+        "corpus            {} documents, {} chunks",
+        snap.document_count(),
+        chunks
+    );
     println!("index time        {index_s:.2} s ({chunks_per_s:.1} chunks/s)");
     if let Some(raw) = raw {
         println!(
@@ -270,10 +280,16 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
     }
     println!("no-op re-sync     {noop_resync_ms:.1} ms");
     if let Some(ms) = resync_files_ms {
-        println!("no-op re-sync     {ms:.1} ms for {} files", args.resync_files);
+        println!(
+            "no-op re-sync     {ms:.1} ms for {} files",
+            args.resync_files
+        );
     }
     if let Some(rss) = peak_rss {
-        println!("peak RSS          {:.1} MiB", rss as f64 / (1024.0 * 1024.0));
+        println!(
+            "peak RSS          {:.1} MiB",
+            rss as f64 / (1024.0 * 1024.0)
+        );
     }
     println!(
         "query latency     p50 {:.2} ms, p95 {:.2} ms",
@@ -295,4 +311,3 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
     }
     Ok(())
 }
-

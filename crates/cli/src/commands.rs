@@ -92,14 +92,20 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
     let options = SearchOptions {
         limit: flags.top_k,
         path_prefix: flags.path_prefix.map(|p| p.trim_matches('/').to_string()),
-        tag: flags.tag.as_deref().and_then(ragdown_markdown::tags::normalize),
+        tag: flags
+            .tag
+            .as_deref()
+            .and_then(ragdown_markdown::tags::normalize),
         max_per_document: settings.max_per_document,
         follow_links: settings.follow_links,
         ..SearchOptions::default()
     };
     let hits = ragdown_search::search(&index, question, &options)?;
     if flags.json {
-        println!("{}", json!({ "hits": hits.iter().map(hit_json).collect::<Vec<_>>() }));
+        println!(
+            "{}",
+            json!({ "hits": hits.iter().map(hit_json).collect::<Vec<_>>() })
+        );
         return Ok(());
     }
     if hits.is_empty() {

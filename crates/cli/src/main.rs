@@ -13,7 +13,11 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "ragdown", version, about = "A local knowledge base of Markdown for AI agents and people")]
+#[command(
+    name = "ragdown",
+    version,
+    about = "A local knowledge base of Markdown for AI agents and people"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,9 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Index (or re-sync) a directory of Markdown.
-    Index {
-        dir: PathBuf,
-    },
+    Index { dir: PathBuf },
     /// Search a directory's index (synced first, so it works on a fresh directory).
     Query {
         dir: PathBuf,

@@ -18,7 +18,8 @@ impl DownloadBar {
 
 impl ragdown_embed::download::Progress for DownloadBar {
     fn start(&self, what: &str, total: Option<u64>) {
-        self.0.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        self.0
+            .set_draw_target(indicatif::ProgressDrawTarget::stderr());
         self.0.set_length(total.unwrap_or(0));
         self.0.set_position(0);
         self.0.set_style(

@@ -60,7 +60,10 @@ impl Settings {
                 openai_key: var("RAGDOWN_EMBEDDING_API_KEY"),
             },
             data_dir: var("RAGDOWN_DATA_DIR").map(PathBuf::from),
-            max_file_bytes: number("RAGDOWN_MAX_FILE_BYTES", ragdown_index::DEFAULT_MAX_FILE_BYTES)?,
+            max_file_bytes: number(
+                "RAGDOWN_MAX_FILE_BYTES",
+                ragdown_index::DEFAULT_MAX_FILE_BYTES,
+            )?,
             max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,
             follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
         })
@@ -81,10 +84,16 @@ impl Settings {
 /// Checks that `dir` is a directory and returns its absolute path.
 pub fn docs_dir(dir: &Path) -> Result<PathBuf> {
     if !dir.exists() {
-        bail!("{} does not exist: give the directory of Markdown files to index", dir.display());
+        bail!(
+            "{} does not exist: give the directory of Markdown files to index",
+            dir.display()
+        );
     }
     if !dir.is_dir() {
-        bail!("{} is not a directory: give the directory holding the Markdown files", dir.display());
+        bail!(
+            "{} is not a directory: give the directory holding the Markdown files",
+            dir.display()
+        );
     }
     dir.canonicalize()
         .with_context(|| format!("{} could not be resolved", dir.display()))

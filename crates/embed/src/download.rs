@@ -70,7 +70,10 @@ pub fn download(url: &str, target: &Path, progress: &dyn Progress) -> Result<()>
     // The hub sends the SHA-256 of LFS files as the (linked) ETag.
     let expected = ["x-linked-etag", "etag"].iter().find_map(|name| {
         let value = response.headers().get(*name)?.to_str().ok()?;
-        let hex = value.trim_start_matches("W/").trim_matches('"').to_ascii_lowercase();
+        let hex = value
+            .trim_start_matches("W/")
+            .trim_matches('"')
+            .to_ascii_lowercase();
         (hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit())).then_some(hex)
     });
     let total = response
@@ -135,9 +138,21 @@ mod tests {
                         break;
                     }
                 }
-                let status = if request_line.contains("/missing/") { "404 Not Found" } else { "200 OK" };
-                let etag = etag.as_ref().map(|e| format!("ETag: \"{e}\"\r\n")).unwrap_or_default();
-                write!(stream, "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{etag}Connection: close\r\n\r\n", body.len()).unwrap();
+                let status = if request_line.contains("/missing/") {
+                    "404 Not Found"
+                } else {
+                    "200 OK"
+                };
+                let etag = etag
+                    .as_ref()
+                    .map(|e| format!("ETag: \"{e}\"\r\n"))
+                    .unwrap_or_default();
+                write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\n{etag}Connection: close\r\n\r\n",
+                    body.len()
+                )
+                .unwrap();
                 stream.write_all(body).unwrap();
             }
         });
@@ -158,7 +173,10 @@ mod tests {
     fn preset(repo: &str) -> Preset {
         Preset {
             repo: repo.into(),
-            files: vec![("onnx/model.onnx".into(), "model.onnx".into()), ("tokenizer.json".into(), "tokenizer.json".into())],
+            files: vec![
+                ("onnx/model.onnx".into(), "model.onnx".into()),
+                ("tokenizer.json".into(), "tokenizer.json".into()),
+            ],
             ..crate::preset::presets().remove(0)
         }
     }
@@ -182,7 +200,8 @@ mod tests {
     fn checksum_mismatch_leaves_nothing_behind() {
         let endpoint = serve(b"tampered!!!", Some("0".repeat(64)), 1);
         let models = tempfile::tempdir().unwrap();
-        let err = ensure_preset(&preset("org/model"), models.path(), &endpoint, &Silent).unwrap_err();
+        let err =
+            ensure_preset(&preset("org/model"), models.path(), &endpoint, &Silent).unwrap_err();
         assert!(err.to_string().contains("checksum mismatch"), "{err}");
         let dir = models.path().join("granite-small");
         assert!(!dir.join("model.onnx").exists());
@@ -193,7 +212,12 @@ mod tests {
     fn http_errors_name_the_url() {
         let endpoint = serve(b"", None, 1);
         let models = tempfile::tempdir().unwrap();
-        let err = ensure_preset(&preset("missing/model"), models.path(), &endpoint, &Silent).unwrap_err();
-        assert!(err.to_string().contains("/missing/model/resolve/main/onnx/model.onnx"), "{err}");
+        let err =
+            ensure_preset(&preset("missing/model"), models.path(), &endpoint, &Silent).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("/missing/model/resolve/main/onnx/model.onnx"),
+            "{err}"
+        );
     }
 }

@@ -59,7 +59,10 @@ mod tests {
     fn shared_words_score_higher() {
         let e = HashEmbedder::new(384);
         let v = e
-            .embed(&["restore the backup", "restore backup", "weather in paris"], TextKind::Document)
+            .embed(
+                &["restore the backup", "restore backup", "weather in paris"],
+                TextKind::Document,
+            )
             .unwrap();
         assert!((dot(&v[0], &v[0]) - 1.0).abs() < 1e-5);
         assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));

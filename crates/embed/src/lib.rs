@@ -19,13 +19,21 @@ pub use preset::{EmbedderSettings, Preset};
 /// What can go wrong while loading or running an embedder. Every message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
-    #[error("unknown embedder {0:?}: use granite-small, bge-small, embeddinggemma, minilm, openai:<model>, hash, or a directory holding model.onnx and tokenizer.json")]
+    #[error(
+        "unknown embedder {0:?}: use granite-small, bge-small, embeddinggemma, minilm, openai:<model>, hash, or a directory holding model.onnx and tokenizer.json"
+    )]
     UnknownEmbedder(String),
-    #[error("ONNX Runtime library not found ({0}). Set ORT_DYLIB_PATH to libonnxruntime.so (pip's onnxruntime wheel ships one in onnxruntime/capi/), or put it next to the ragdown binary")]
+    #[error(
+        "ONNX Runtime library not found ({0}). Set ORT_DYLIB_PATH to libonnxruntime.so (pip's onnxruntime wheel ships one in onnxruntime/capi/), or put it next to the ragdown binary"
+    )]
     RuntimeMissing(String),
-    #[error("ONNX Runtime could not be loaded from {path}: {reason}. Point ORT_DYLIB_PATH at a libonnxruntime.so of version 1.22 or newer")]
+    #[error(
+        "ONNX Runtime could not be loaded from {path}: {reason}. Point ORT_DYLIB_PATH at a libonnxruntime.so of version 1.22 or newer"
+    )]
     RuntimeLoad { path: PathBuf, reason: String },
-    #[error("model file {0} is missing; delete the folder and start again to download it, or set RAGDOWN_MODELS to a folder holding it")]
+    #[error(
+        "model file {0} is missing; delete the folder and start again to download it, or set RAGDOWN_MODELS to a folder holding it"
+    )]
     ModelMissing(PathBuf),
     #[error("the model could not be loaded from {path}: {reason}")]
     ModelLoad { path: PathBuf, reason: String },
@@ -97,7 +105,12 @@ pub fn load(
             settings.openai_key.as_deref(),
         )?)),
         preset::Choice::Local(preset) => {
-            let dir = download::ensure_preset(&preset, &settings.models_dir, &settings.hub_endpoint, progress)?;
+            let dir = download::ensure_preset(
+                &preset,
+                &settings.models_dir,
+                &settings.hub_endpoint,
+                progress,
+            )?;
             Ok(Arc::new(onnx::OnnxEmbedder::load(&dir, &preset, settings)?))
         }
         preset::Choice::Directory(dir) => {

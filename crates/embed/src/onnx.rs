@@ -22,11 +22,19 @@ static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, Embe
 /// Where the ONNX Runtime library is looked for when `ORT_DYLIB_PATH` is not set.
 fn candidate_libraries() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    {
         out.push(dir.join("libonnxruntime.so"));
         out.push(dir.join("lib").join("libonnxruntime.so"));
     }
-    for dir in ["/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"] {
+    for dir in [
+        "/usr/local/lib",
+        "/usr/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+    ] {
         out.push(Path::new(dir).join("libonnxruntime.so"));
     }
     out
@@ -112,7 +120,10 @@ impl OnnxEmbedder {
             builder.commit_from_file(&model).map_err(|e| e.to_string())
         };
         let session = build().map_err(model_error)?;
-        let needs_token_types = session.inputs().iter().any(|i| i.name() == "token_type_ids");
+        let needs_token_types = session
+            .inputs()
+            .iter()
+            .any(|i| i.name() == "token_type_ids");
         let output = session
             .outputs()
             .iter()
@@ -151,20 +162,29 @@ impl OnnxEmbedder {
         let mut ids = vec![0i64; rows * width];
         let mut mask = vec![0i64; rows * width];
         for (r, enc) in encodings.iter().enumerate() {
-            for (c, (&id, &m)) in enc.get_ids().iter().zip(enc.get_attention_mask()).enumerate() {
+            for (c, (&id, &m)) in enc
+                .get_ids()
+                .iter()
+                .zip(enc.get_attention_mask())
+                .enumerate()
+            {
                 ids[r * width + c] = i64::from(id);
                 mask[r * width + c] = i64::from(m);
             }
         }
         let tensor = |data: Vec<i64>| {
-            Tensor::from_array(([rows, width], data)).map_err(|e| EmbedError::Inference(e.to_string()))
+            Tensor::from_array(([rows, width], data))
+                .map_err(|e| EmbedError::Inference(e.to_string()))
         };
         let mut inputs = ort::inputs![
             "input_ids" => tensor(ids)?,
             "attention_mask" => tensor(mask.clone())?,
         ];
         if self.needs_token_types {
-            inputs.push(("token_type_ids".into(), tensor(vec![0i64; rows * width])?.into()));
+            inputs.push((
+                "token_type_ids".into(),
+                tensor(vec![0i64; rows * width])?.into(),
+            ));
         }
         let mut session = self
             .session
@@ -212,7 +232,9 @@ impl OnnxEmbedder {
                 }
             }
             other => {
-                return Err(EmbedError::Inference(format!("unexpected output shape {other:?}")));
+                return Err(EmbedError::Inference(format!(
+                    "unexpected output shape {other:?}"
+                )));
             }
         }
         Ok(out)

@@ -83,9 +83,12 @@ impl OpenAiEmbedder {
                 *slot = Some(v);
             }
         }
-        out.into_iter()
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| EmbedError::Remote(format!("{} did not return one embedding per input", self.url)))
+        out.into_iter().collect::<Option<Vec<_>>>().ok_or_else(|| {
+            EmbedError::Remote(format!(
+                "{} did not return one embedding per input",
+                self.url
+            ))
+        })
     }
 }
 
@@ -105,7 +108,9 @@ impl Embedder for OpenAiEmbedder {
         for batch in texts.chunks(BATCH) {
             let vectors = self.request(batch)?;
             if vectors.iter().any(|v| v.len() != self.dim) && self.dim != 0 {
-                return Err(EmbedError::Remote("the service changed its vector size".into()));
+                return Err(EmbedError::Remote(
+                    "the service changed its vector size".into(),
+                ));
             }
             out.extend(vectors);
         }
@@ -176,13 +181,18 @@ mod tests {
         let v = e.embed(&["a", "abc"], TextKind::Document).unwrap();
         assert!((v[0][0] - 1.0 / 2f32.sqrt()).abs() < 1e-6);
         assert!((v[1][0] - 3.0 / 10f32.sqrt()).abs() < 1e-6);
-        assert_eq!(seen.lock().unwrap()[0].to_ascii_lowercase(), "authorization: bearer sk-test");
+        assert_eq!(
+            seen.lock().unwrap()[0].to_ascii_lowercase(),
+            "authorization: bearer sk-test"
+        );
     }
 
     #[test]
     fn errors_are_clear() {
         let (url, _) = stub(1);
-        let err = OpenAiEmbedder::connect("m", &url.replace("/v1", "/wrong"), None).err().unwrap();
+        let err = OpenAiEmbedder::connect("m", &url.replace("/v1", "/wrong"), None)
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("404"), "{err}");
     }
 }

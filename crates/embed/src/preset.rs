@@ -35,76 +35,63 @@ pub struct Preset {
     pub min_score: f32,
 }
 
-fn hub(
-    name: &str,
-    id: &str,
-    repo: &str,
-    model_file: &str,
-    pooling: Pooling,
-    max_tokens: usize,
-    prefixes: (&str, &str),
-    min_score: f32,
-) -> Preset {
-    Preset {
-        name: name.into(),
-        id: id.into(),
-        repo: repo.into(),
-        files: vec![
-            (model_file.into(), "model.onnx".into()),
-            ("tokenizer.json".into(), "tokenizer.json".into()),
-        ],
-        pooling,
-        max_tokens,
-        query_prefix: prefixes.0.into(),
-        document_prefix: prefixes.1.into(),
-        min_score,
-    }
+/// The two files every hub preset needs: the ONNX model and its tokenizer.
+fn hub_files(model_file: &str) -> Vec<(String, String)> {
+    vec![
+        (model_file.into(), "model.onnx".into()),
+        ("tokenizer.json".into(), "tokenizer.json".into()),
+    ]
 }
 
 /// The presets a user can name.
 pub fn presets() -> Vec<Preset> {
+    let q8 = "onnx/model_quantized.onnx";
     vec![
-        hub(
-            "granite-small",
-            "granite-embedding-small-english-r2-q8",
-            "onnx-community/granite-embedding-small-english-r2-ONNX",
-            "onnx/model_quantized.onnx",
-            Pooling::Cls,
-            512,
-            ("", ""),
-            0.8,
-        ),
-        hub(
-            "bge-small",
-            "bge-small-en-v1.5-q8",
-            "Xenova/bge-small-en-v1.5",
-            "onnx/model_quantized.onnx",
-            Pooling::Cls,
-            512,
-            ("Represent this sentence for searching relevant passages: ", ""),
-            0.7,
-        ),
-        hub(
-            "embeddinggemma",
-            "embeddinggemma-300m-q8",
-            "onnx-community/embeddinggemma-300m-ONNX",
-            "onnx/model_quantized.onnx",
-            Pooling::Mean,
-            512,
-            ("task: search result | query: ", "title: none | text: "),
-            0.6,
-        ),
-        hub(
-            "minilm",
-            "all-minilm-l6-v2-q8",
-            "Xenova/all-MiniLM-L6-v2",
-            "onnx/model_quantized.onnx",
-            Pooling::Mean,
-            256,
-            ("", ""),
-            // Measured on synth30-dev's off-topic prompts: the strongest scored 0.52.
-            0.55,
-        ),
+        Preset {
+            name: "granite-small".into(),
+            id: "granite-embedding-small-english-r2-q8".into(),
+            repo: "onnx-community/granite-embedding-small-english-r2-ONNX".into(),
+            files: hub_files(q8),
+            pooling: Pooling::Cls,
+            max_tokens: 512,
+            query_prefix: String::new(),
+            document_prefix: String::new(),
+            min_score: 0.8,
+        },
+        Preset {
+            name: "bge-small".into(),
+            id: "bge-small-en-v1.5-q8".into(),
+            repo: "Xenova/bge-small-en-v1.5".into(),
+            files: hub_files(q8),
+            pooling: Pooling::Cls,
+            max_tokens: 512,
+            query_prefix: "Represent this sentence for searching relevant passages: ".into(),
+            document_prefix: String::new(),
+            min_score: 0.7,
+        },
+        Preset {
+            name: "embeddinggemma".into(),
+            id: "embeddinggemma-300m-q8".into(),
+            repo: "onnx-community/embeddinggemma-300m-ONNX".into(),
+            files: hub_files(q8),
+            pooling: Pooling::Mean,
+            max_tokens: 512,
+            query_prefix: "task: search result | query: ".into(),
+            document_prefix: "title: none | text: ".into(),
+            min_score: 0.6,
+        },
+        Preset {
+            name: "minilm".into(),
+            id: "all-minilm-l6-v2-q8".into(),
+            repo: "Xenova/all-MiniLM-L6-v2".into(),
+            files: hub_files(q8),
+            pooling: Pooling::Mean,
+            max_tokens: 256,
+            query_prefix: String::new(),
+            document_prefix: String::new(),
+            // Provisional until measured on the off-topic prompts of synth30-dev.
+            min_score: 0.55,
+        },
     ]
 }
 
@@ -203,8 +190,13 @@ mod tests {
     #[test]
     fn resolves_names() {
         assert_eq!(resolve("hash").unwrap(), Choice::Hash);
-        assert_eq!(resolve("openai:text-embedding-3-small").unwrap(), Choice::OpenAi("text-embedding-3-small".into()));
-        assert!(matches!(resolve("granite-small").unwrap(), Choice::Local(p) if p.pooling == Pooling::Cls));
+        assert_eq!(
+            resolve("openai:text-embedding-3-small").unwrap(),
+            Choice::OpenAi("text-embedding-3-small".into())
+        );
+        assert!(
+            matches!(resolve("granite-small").unwrap(), Choice::Local(p) if p.pooling == Pooling::Cls)
+        );
         let err = resolve("nope").unwrap_err().to_string();
         assert!(err.contains("granite-small"), "{err}");
     }
@@ -213,7 +205,11 @@ mod tests {
     fn directory_pooling_from_sentence_transformers_config() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("1_Pooling")).unwrap();
-        std::fs::write(dir.path().join("1_Pooling/config.json"), r#"{"pooling_mode_cls_token": true}"#).unwrap();
+        std::fs::write(
+            dir.path().join("1_Pooling/config.json"),
+            r#"{"pooling_mode_cls_token": true}"#,
+        )
+        .unwrap();
         assert_eq!(Preset::for_directory(dir.path()).pooling, Pooling::Cls);
     }
 }

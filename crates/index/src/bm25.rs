@@ -12,14 +12,16 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
     TextOptions, Value,
 };
-use tantivy::tokenizer::{Language, LowerCaser, SimpleTokenizer, Stemmer, TextAnalyzer};
+use tantivy::tokenizer::{
+    Language, LowerCaser, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+};
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::{IndexError, Result};
 
 const ANALYZER: &str = "ragdown";
 /// Bumped when the schema or analyzer changes; a mismatch rebuilds the BM25 index.
-pub const BM25_VERSION: u32 = 1;
+pub const BM25_VERSION: u32 = 3;
 
 fn err(e: impl std::fmt::Display) -> IndexError {
     IndexError::Bm25(e.to_string())
@@ -56,10 +58,15 @@ pub struct Bm25 {
 }
 
 fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(LowerCaser)
-        .filter(Stemmer::new(Language::English))
-        .build()
+    let builder = TextAnalyzer::builder(SimpleTokenizer::default()).filter(LowerCaser);
+    // English stop words carry no topic; without them "how are" matches every heading.
+    match StopWordFilter::new(Language::English) {
+        Some(stop) => builder
+            .filter(stop)
+            .filter(Stemmer::new(Language::English))
+            .build(),
+        None => builder.filter(Stemmer::new(Language::English)).build(),
+    }
 }
 
 fn schema() -> (Schema, Fields) {
@@ -192,7 +199,12 @@ impl Bm25 {
         let f = self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for term in &terms {
-            for (field, boost) in [(f.body, 1.0), (f.title, 0.3), (f.aliases, 1.0), (f.tags, 0.3)] {
+            for (field, boost) in [
+                (f.body, 1.0),
+                (f.title, 0.3),
+                (f.aliases, 1.0),
+                (f.tags, 0.3),
+            ] {
                 let q = TermQuery::new(
                     Term::from_field_text(field, term),
                     IndexRecordOption::WithFreqs,

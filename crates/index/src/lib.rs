@@ -145,7 +145,10 @@ impl Index {
         let expected = [
             ("embedder", embedder.id().to_string()),
             ("dim", embedder.dim().to_string()),
-            ("chunker_version", ragdown_markdown::CHUNKER_VERSION.to_string()),
+            (
+                "chunker_version",
+                ragdown_markdown::CHUNKER_VERSION.to_string(),
+            ),
             ("store_version", store::STORE_VERSION.to_string()),
         ];
         let mut rebuilt_because = None;

@@ -11,7 +11,11 @@ use crate::{DocumentRecord, Snapshot};
 
 fn strip_extension(path: &str) -> &str {
     match path.rsplit_once('.') {
-        Some((stem, ext)) if MARKDOWN_EXTENSIONS.iter().any(|e| e.eq_ignore_ascii_case(ext)) => {
+        Some((stem, ext))
+            if MARKDOWN_EXTENSIONS
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext)) =>
+        {
             stem
         }
         _ => path,

@@ -105,14 +105,21 @@ impl Snapshot {
             .partition_point(|s| s.chunks.first().is_some_and(|c| c.id <= id));
         let segment = self.segments.get(seg_index.checked_sub(1)?)?;
         let i = segment.chunks.binary_search_by_key(&id, |c| c.id).ok()?;
-        Some((&segment.chunks[i], &segment.vectors[i * self.dim..(i + 1) * self.dim]))
+        Some((
+            &segment.chunks[i],
+            &segment.vectors[i * self.dim..(i + 1) * self.dim],
+        ))
     }
 
     /// The chunks of one document in order.
     pub fn chunks_of(&self, document_id: i64) -> Vec<&ChunkRecord> {
         self.document_chunks
             .get(&document_id)
-            .map(|ids| ids.iter().filter_map(|id| self.chunk(*id).map(|(c, _)| c)).collect())
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| self.chunk(*id).map(|(c, _)| c))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

@@ -91,10 +91,14 @@ impl Store {
     /// Opens (creating) the database and checks it is ours and readable.
     pub fn open(path: &Path) -> Result<Self> {
         let conn = Connection::open(path).map_err(sql)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
-        conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
-        conn.pragma_update(None, "foreign_keys", "ON").map_err(sql)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(sql)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sql)?;
         conn.execute_batch(SCHEMA).map_err(sql)?;
         // A quick read proves the file is a database of ours, not foreign bytes.
         conn.query_row("SELECT count(*) FROM documents", [], |r| r.get::<_, i64>(0))
@@ -340,9 +344,7 @@ impl Store {
             .conn
             .prepare("SELECT DISTINCT path FROM journal WHERE generation > ?1 ORDER BY path")
             .map_err(sql)?;
-        let rows = stmt
-            .query_map([since as i64], |r| r.get(0))
-            .map_err(sql)?;
+        let rows = stmt.query_map([since as i64], |r| r.get(0)).map_err(sql)?;
         rows.collect::<rusqlite::Result<Vec<String>>>().map_err(sql)
     }
 
@@ -366,7 +368,9 @@ impl Store {
 
     pub fn document_id(&self, path: &str) -> Result<Option<i64>> {
         self.conn
-            .query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| r.get(0))
+            .query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(sql)
     }

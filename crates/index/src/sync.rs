@@ -49,7 +49,7 @@ struct Prepared {
 }
 
 enum Outcome {
-    Unchanged(DocumentRecord),
+    Unchanged(Box<DocumentRecord>),
     Changed(Box<Prepared>),
 }
 
@@ -65,7 +65,10 @@ impl Index {
     /// Brings the index level with the folder. Syncs never overlap: a second caller waits
     /// for the first to finish, then runs its own (cheap when nothing changed).
     pub fn sync(&self) -> Result<SyncReport> {
-        let _one_at_a_time = self.sync_lock.lock().map_err(|_| crate::IndexError::Poisoned)?;
+        let _one_at_a_time = self
+            .sync_lock
+            .lock()
+            .map_err(|_| crate::IndexError::Poisoned)?;
         let started = Instant::now();
         self.status.syncing.store(true, Ordering::Relaxed);
         let result = self.sync_inner(started);
@@ -100,7 +103,9 @@ impl Index {
             })
             .collect();
         run.report.unchanged = files.len() - candidates.len();
-        self.status.files_total.store(candidates.len(), Ordering::Relaxed);
+        self.status
+            .files_total
+            .store(candidates.len(), Ordering::Relaxed);
         self.status.files_done.store(0, Ordering::Relaxed);
 
         let mut batch: Vec<Prepared> = Vec::new();
@@ -108,6 +113,7 @@ impl Index {
         for entry in candidates {
             match self.prepare(entry, &run.working) {
                 Ok(Outcome::Unchanged(record)) => {
+                    let record = *record;
                     self.store()?
                         .touch_document(record.id, record.size, record.mtime_ns)?;
                     run.working.put_document(record);
@@ -159,7 +165,11 @@ impl Index {
     }
 
     /// Reads and parses one file. `Err` is a reason to skip it.
-    fn prepare(&self, entry: &FileEntry, working: &Snapshot) -> std::result::Result<Outcome, String> {
+    fn prepare(
+        &self,
+        entry: &FileEntry,
+        working: &Snapshot,
+    ) -> std::result::Result<Outcome, String> {
         if entry.size > self.settings.max_file_bytes {
             return Err(format!(
                 "{} bytes is over the {}-byte limit (raise RAGDOWN_MAX_FILE_BYTES to index it)",
@@ -169,7 +179,10 @@ impl Index {
         let full = self.settings.root.join(&entry.path);
         let bytes = std::fs::read(&full).map_err(|e| format!("could not be read ({e})"))?;
         if bytes.len() as u64 > self.settings.max_file_bytes {
-            return Err(format!("grew past the {}-byte limit while being read", self.settings.max_file_bytes));
+            return Err(format!(
+                "grew past the {}-byte limit while being read",
+                self.settings.max_file_bytes
+            ));
         }
         if bytes[..bytes.len().min(8192)].contains(&0) {
             return Err("looks binary (it holds NUL bytes), not Markdown".into());
@@ -182,12 +195,15 @@ impl Index {
             let mut record = (**known).clone();
             record.size = entry.size;
             record.mtime_ns = entry.mtime_ns;
-            return Ok(Outcome::Unchanged(record));
+            return Ok(Outcome::Unchanged(Box::new(record)));
         }
         let text = match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
-                tracing::warn!("{}: not valid UTF-8; invalid bytes are replaced", entry.path);
+                tracing::warn!(
+                    "{}: not valid UTF-8; invalid bytes are replaced",
+                    entry.path
+                );
                 String::from_utf8_lossy(e.as_bytes()).into_owned()
             }
         };
@@ -202,7 +218,10 @@ impl Index {
             .filter_map(|s| {
                 let resolved = join_relative(&entry.path, s);
                 if resolved.is_none() {
-                    tracing::warn!("{}: supersedes {s:?} leaves the folder; ignored", entry.path);
+                    tracing::warn!(
+                        "{}: supersedes {s:?} leaves the folder; ignored",
+                        entry.path
+                    );
                 }
                 resolved
             })
@@ -273,11 +292,8 @@ impl Index {
             self.embedded_chunks
                 .fetch_add(embedded.len() as u64, Ordering::Relaxed);
             run.report.embedded += embedded.len();
-            let entries: Vec<([u8; 32], Vec<f32>)> = missing
-                .iter()
-                .map(|(k, _)| *k)
-                .zip(embedded)
-                .collect();
+            let entries: Vec<([u8; 32], Vec<f32>)> =
+                missing.iter().map(|(k, _)| *k).zip(embedded).collect();
             self.store()?.put_vectors(&entries)?;
             vectors.extend(entries);
         }
@@ -339,7 +355,6 @@ impl Index {
         }
         Ok(())
     }
-
 }
 
 /// The vector cache key of a text under an embedder.

@@ -62,7 +62,11 @@ fn assert_snapshot_matches_records(index: &Index) {
 fn long_document(sections: usize, edited: Option<usize>) -> String {
     let mut text = String::from("# Big\n\n");
     for i in 0..sections {
-        let body = if Some(i) == edited { "changed words here" } else { "original words" };
+        let body = if Some(i) == edited {
+            "changed words here"
+        } else {
+            "original words"
+        };
         text.push_str(&format!("## Section {i}\n\nSection {i} has {body}.\n\n"));
     }
     text
@@ -71,14 +75,20 @@ fn long_document(sections: usize, edited: Option<usize>) -> String {
 #[test]
 fn sync_indexes_then_skips_unchanged_files() {
     let f = Fixture::new();
-    f.write("ops/backups.md", "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n");
+    f.write(
+        "ops/backups.md",
+        "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n",
+    );
     f.write("b.md", "plain text");
     let index = f.open();
     let report = index.sync().unwrap();
     assert_eq!((report.added, report.embedded), (2, 3));
     assert_eq!(index.snapshot().chunk_count(), 3);
     let again = index.sync().unwrap();
-    assert_eq!((again.added, again.updated, again.unchanged, again.embedded), (0, 0, 2, 0));
+    assert_eq!(
+        (again.added, again.updated, again.unchanged, again.embedded),
+        (0, 0, 2, 0)
+    );
     let hits = all_bm25(&index, "pg_restore");
     assert_eq!(hits.len(), 1);
     let snap = index.snapshot();
@@ -185,7 +195,11 @@ fn a_changed_embedder_rebuilds_with_a_reason() {
         index.sync().unwrap();
     }
     let index = f.open_with(32);
-    assert!(index.rebuilt_because().unwrap().contains("hash-64"), "{:?}", index.rebuilt_because());
+    assert!(
+        index.rebuilt_because().unwrap().contains("hash-64"),
+        "{:?}",
+        index.rebuilt_because()
+    );
     assert_eq!(index.snapshot().chunk_count(), 0);
     index.sync().unwrap();
     assert_eq!(index.snapshot().chunk_count(), 1);
@@ -196,7 +210,11 @@ fn a_changed_embedder_rebuilds_with_a_reason() {
 fn corrupt_records_are_rebuilt_not_fatal() {
     let f = Fixture::new();
     f.write("a.md", "text");
-    std::fs::write(f.data.path().join(RECORDS_FILE), b"this is not sqlite at all, just junk bytes....").unwrap();
+    std::fs::write(
+        f.data.path().join(RECORDS_FILE),
+        b"this is not sqlite at all, just junk bytes....",
+    )
+    .unwrap();
     let index = f.open();
     index.sync().unwrap();
     assert_eq!(index.snapshot().chunk_count(), 1);
@@ -222,14 +240,33 @@ fn a_bm25_index_behind_the_records_is_caught_up_from_the_journal() {
     let index = f.open();
     index.sync().unwrap();
     // Simulate a crash after the records commit but before the BM25 commit.
-    let doc = index.snapshot().document_by_path("a.md").unwrap().as_ref().clone();
-    let chunk = ragdown_markdown::parse("b.md", "eta words").chunks.remove(0);
+    let doc = index
+        .snapshot()
+        .document_by_path("a.md")
+        .unwrap()
+        .as_ref()
+        .clone();
+    let chunk = ragdown_markdown::parse("b.md", "eta words")
+        .chunks
+        .remove(0);
     let key = sync::vector_key("hash-64", &chunk.search_text());
     {
         let mut store = index.store().unwrap();
         store.put_vectors(&[(key, vec![0.0; 64])]).unwrap();
-        let record = DocumentRecord { id: 0, path: "b.md".into(), ..doc };
-        store.replace_document(&record, &[store::NewChunk { chunk: &chunk, vector_key: key }]).unwrap();
+        let record = DocumentRecord {
+            id: 0,
+            path: "b.md".into(),
+            ..doc
+        };
+        store
+            .replace_document(
+                &record,
+                &[store::NewChunk {
+                    chunk: &chunk,
+                    vector_key: key,
+                }],
+            )
+            .unwrap();
     }
     drop(index);
     let index = f.open();
@@ -245,7 +282,8 @@ fn unchanged_bytes_with_a_new_mtime_are_only_touched() {
     index.sync().unwrap();
     let path = f.docs.path().join("a.md");
     let file = std::fs::File::options().write(true).open(&path).unwrap();
-    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
     let report = index.sync().unwrap();
     assert_eq!((report.touched, report.updated, report.embedded), (1, 0, 0));
     let again = index.sync().unwrap();
@@ -266,11 +304,20 @@ fn links_resolve_like_obsidian() {
     let path = |t: &str, from: Option<&str>| snap.resolve(t, from).map(|d| d.path.clone());
     assert_eq!(path("a/Note.md", None).as_deref(), Some("a/Note.md"));
     assert_eq!(path("a/Note", None).as_deref(), Some("a/Note.md"));
-    assert_eq!(path("Note", Some("b/c/x.md")).as_deref(), Some("b/c/Note.md"));
+    assert_eq!(
+        path("Note", Some("b/c/x.md")).as_deref(),
+        Some("b/c/Note.md")
+    );
     assert_eq!(path("Note", Some("x/Other.md")).as_deref(), Some("Note.md"));
-    assert_eq!(path("Other", Some("a/linker.md")).as_deref(), Some("x/Other.md"));
+    assert_eq!(
+        path("Other", Some("a/linker.md")).as_deref(),
+        Some("x/Other.md")
+    );
     assert_eq!(path("c/Note", None).as_deref(), Some("b/c/Note.md"));
     assert_eq!(path("big other", None).as_deref(), Some("x/Other.md"));
-    assert_eq!(path("../Note.md", Some("a/linker.md")).as_deref(), Some("Note.md"));
+    assert_eq!(
+        path("../Note.md", Some("a/linker.md")).as_deref(),
+        Some("Note.md")
+    );
     assert_eq!(path("missing", None), None);
 }

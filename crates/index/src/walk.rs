@@ -37,9 +37,7 @@ pub fn walk(root: &Path) -> Vec<FileEntry> {
     let entries = WalkDir::new(root)
         .follow_links(false)
         .into_iter()
-        .filter_entry(|e| {
-            e.depth() == 0 || !is_skipped_name(&e.file_name().to_string_lossy())
-        });
+        .filter_entry(|e| e.depth() == 0 || !is_skipped_name(&e.file_name().to_string_lossy()));
     for entry in entries {
         let entry = match entry {
             Ok(e) => e,
@@ -88,7 +86,15 @@ mod tests {
     fn skips_dot_folders_node_modules_symlinks_and_other_files() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for p in ["a.md", "sub/b.markdown", "sub/c.MDX", ".obsidian/x.md", "node_modules/y.md", "sub/.hidden/z.md", "notes.txt"] {
+        for p in [
+            "a.md",
+            "sub/b.markdown",
+            "sub/c.MDX",
+            ".obsidian/x.md",
+            "node_modules/y.md",
+            "sub/.hidden/z.md",
+            "notes.txt",
+        ] {
             let full = root.join(p);
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(full, "# x").unwrap();

@@ -117,7 +117,11 @@ pub fn parse(file_name: &str, text: &str) -> Document {
                          as plain text — fix the block between the `---` lines"
                     ));
                     // Scan Markdown after the block, but keep its lines as plain text.
-                    (frontmatter::Frontmatter::default(), span.closing_line + 1, 0)
+                    (
+                        frontmatter::Frontmatter::default(),
+                        span.closing_line + 1,
+                        0,
+                    )
                 }
             }
         }

@@ -51,9 +51,12 @@ pub fn parse_wikilink(inner: &str) -> Option<Link> {
 /// absolute, not a bare `#anchor`).
 pub fn parse_relative(dest: &str) -> Option<Link> {
     let dest = dest.trim();
-    let has_scheme = dest
-        .split_once(':')
-        .is_some_and(|(scheme, _)| !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)));
+    let has_scheme = dest.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
     if dest.is_empty() || has_scheme || dest.starts_with('/') || dest.starts_with('#') {
         return None;
     }
@@ -126,7 +129,10 @@ mod tests {
 
     #[test]
     fn joins() {
-        assert_eq!(join_relative("a/b/c.md", "../d.md").as_deref(), Some("a/d.md"));
+        assert_eq!(
+            join_relative("a/b/c.md", "../d.md").as_deref(),
+            Some("a/d.md")
+        );
         assert_eq!(join_relative("c.md", "x/./y.md").as_deref(), Some("x/y.md"));
         assert_eq!(join_relative("c.md", "../y.md"), None);
         assert_eq!(join_relative("c.md", "/etc/passwd"), None);

@@ -96,12 +96,28 @@ pub fn scan(text: &str, body_start: usize, lines: &LineIndex) -> Scan {
                 link_type,
                 dest_url,
                 ..
-            }) => push_link(&mut out.links, text, &abs, link_type, &dest_url, false, lines),
+            }) => push_link(
+                &mut out.links,
+                text,
+                &abs,
+                link_type,
+                &dest_url,
+                false,
+                lines,
+            ),
             Event::Start(Tag::Image {
                 link_type,
                 dest_url,
                 ..
-            }) => push_link(&mut out.links, text, &abs, link_type, &dest_url, true, lines),
+            }) => push_link(
+                &mut out.links,
+                text,
+                &abs,
+                link_type,
+                &dest_url,
+                true,
+                lines,
+            ),
             _ => {}
         }
     }

@@ -50,7 +50,10 @@ mod tests {
 
     #[test]
     fn normalises() {
-        assert_eq!(normalize("#Project/Alpha/").as_deref(), Some("project/alpha"));
+        assert_eq!(
+            normalize("#Project/Alpha/").as_deref(),
+            Some("project/alpha")
+        );
         assert_eq!(normalize("2024"), None);
         assert_eq!(normalize("a.b"), None);
         assert_eq!(normalize(""), None);
@@ -59,7 +62,10 @@ mod tests {
     #[test]
     fn finds_inline_tags_but_not_fragments() {
         let mut out = Vec::new();
-        scan_inline("#ops see a#b and http://x/#frag #project/alpha #2024", &mut out);
+        scan_inline(
+            "#ops see a#b and http://x/#frag #project/alpha #2024",
+            &mut out,
+        );
         assert_eq!(out, vec!["ops", "project/alpha"]);
     }
 

@@ -4,7 +4,14 @@ use proptest::prelude::*;
 fn summary(doc: &Document) -> Vec<(String, String, usize, usize)> {
     doc.chunks
         .iter()
-        .map(|c| (c.breadcrumb.clone(), c.text.clone(), c.line_start, c.line_end))
+        .map(|c| {
+            (
+                c.breadcrumb.clone(),
+                c.text.clone(),
+                c.line_start,
+                c.line_end,
+            )
+        })
         .collect()
 }
 
@@ -33,7 +40,8 @@ fn reference_example_sections() {
 
 #[test]
 fn frontmatter_lines_count_and_title_wins() {
-    let text = "---\ntitle: Ops Guide\ntags: [ops]\n---\nIntro line.\n\n## Restore\nDo it. #db/pg\n";
+    let text =
+        "---\ntitle: Ops Guide\ntags: [ops]\n---\nIntro line.\n\n## Restore\nDo it. #db/pg\n";
     let doc = parse("x.md", text);
     assert_eq!(doc.meta.title, "Ops Guide");
     assert_eq!(doc.meta.tags, vec!["db/pg", "ops"]);
@@ -92,7 +100,11 @@ fn long_sections_are_packed_by_paragraph() {
     let text = format!("# T\n\n{para}\n\n{para}\n\n{para}\n\n{para}\n");
     let doc = parse("a.md", &text);
     assert_eq!(doc.chunks.len(), 2);
-    assert!(doc.chunks.iter().all(|c| c.text.chars().count() <= MAX_CHUNK_CHARS));
+    assert!(
+        doc.chunks
+            .iter()
+            .all(|c| c.text.chars().count() <= MAX_CHUNK_CHARS)
+    );
     assert_eq!(doc.chunks[1].line_start, 7);
 }
 

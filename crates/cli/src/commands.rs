@@ -153,3 +153,36 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// `ragdown stdio`: opens the index of `RAGDOWN_DOCS_DIR`, syncs it in the background (searches
+/// answer from what is indexed meanwhile) and serves MCP on stdin/stdout.
+pub fn stdio(settings: &Settings) -> Result<()> {
+    let dir = settings.docs_dir.clone().context(
+        "RAGDOWN_DOCS_DIR is not set: point it at the directory of Markdown files to serve",
+    )?;
+    let index = Arc::new(open_index(settings, &dir)?);
+    let name = index
+        .settings()
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "docs".into());
+    let engine = Arc::new(ragdown_server::Engine::new(
+        name,
+        index,
+        settings.server.clone(),
+    ));
+    let background = engine.clone();
+    std::thread::spawn(move || {
+        if let Err(e) = background.sync() {
+            tracing::error!("the first sync failed: {e}");
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime
+        .block_on(ragdown_server::mcp::serve_stdio(engine))
+        .map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"))
+}

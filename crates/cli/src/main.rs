@@ -51,6 +51,8 @@ enum Command {
     },
     /// Retrieval quality and speed on a corpus with known answers.
     Bench(bench::BenchArgs),
+    /// Serve RAGDOWN_DOCS_DIR as one folder over MCP on stdin/stdout.
+    Stdio,
 }
 
 fn main() {
@@ -91,5 +93,6 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Command::Status { dir, json } => commands::status(&settings, &dir, json),
         Command::Bench(args) => bench::run(&settings, &args),
+        Command::Stdio => commands::stdio(&settings),
     }
 }

@@ -18,6 +18,34 @@ pub struct Settings {
     pub max_per_document: usize,
     /// `RAGDOWN_FOLLOW_LINKS` (0 = off).
     pub follow_links: usize,
+    /// `RAGDOWN_DOCS_DIR`.
+    pub docs_dir: Option<PathBuf>,
+    /// Everything the MCP server reads.
+    pub server: ragdown_server::ServerSettings,
+}
+
+fn boolean(name: &str, default: bool) -> Result<bool> {
+    match var(name) {
+        None => Ok(default),
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => bail!("{name}={v:?} is not a boolean: use true or false"),
+        },
+    }
+}
+
+fn fraction(name: &str) -> Result<Option<f32>> {
+    match var(name) {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .map(Some)
+            .with_context(|| format!("{name}={v:?} is not a number")),
+    }
 }
 
 fn var(name: &str) -> Option<String> {
@@ -66,6 +94,28 @@ impl Settings {
             )?,
             max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,
             follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
+            docs_dir: var("RAGDOWN_DOCS_DIR").map(|d| expand_home(&d)),
+            server: ragdown_server::ServerSettings {
+                text_limit: number("RAGDOWN_TEXT_LIMIT", 2000)?,
+                notes_dir: var("RAGDOWN_NOTES_DIR").unwrap_or_else(|| "notes".into()),
+                read_only: boolean("RAGDOWN_READ_ONLY", false)?,
+                disabled_tools: var("RAGDOWN_DISABLED_TOOLS")
+                    .map(|v| {
+                        v.split(',')
+                            .map(|t| t.trim().to_string())
+                            .filter(|t| !t.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                hook: ragdown_server::HookSettings {
+                    top_k: number("RAGDOWN_HOOK_TOP_K", 4)?,
+                    min_score: fraction("RAGDOWN_HOOK_MIN_SCORE")?,
+                    min_ratio: fraction("RAGDOWN_HOOK_MIN_RATIO")?.unwrap_or(0.95),
+                    max_chars: number("RAGDOWN_HOOK_MAX_CHARS", 6000)?,
+                },
+                max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,
+                follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
+            },
         })
     }
 
@@ -78,6 +128,14 @@ impl Settings {
         let digest = Sha256::digest(docs.to_string_lossy().as_bytes());
         let key: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
         cache_root().join("ragdown").join(key)
+    }
+}
+
+/// `~/x` → `$HOME/x`.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), var("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
     }
 }
 

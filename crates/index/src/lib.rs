@@ -229,6 +229,18 @@ impl Index {
         self.bm25.search(query, limit, allowed)
     }
 
+    /// Drops every record, cached vector and BM25 entry, so the next sync re-embeds
+    /// everything (`ragdown_reindex {full: true}`).
+    pub fn reset(&self) -> Result<()> {
+        let _one_at_a_time = self.sync_lock.lock().map_err(|_| IndexError::Poisoned)?;
+        let mut store = self.store()?;
+        store.clear()?;
+        self.bm25.clear()?;
+        self.bm25.commit(store.generation()?)?;
+        self.publish(Arc::new(Snapshot::new(self.embedder.dim())));
+        Ok(())
+    }
+
     fn publish(&self, snapshot: Arc<Snapshot>) {
         match self.snapshot.write() {
             Ok(mut s) => *s = snapshot,

@@ -321,3 +321,17 @@ fn links_resolve_like_obsidian() {
     );
     assert_eq!(path("missing", None), None);
 }
+
+#[test]
+fn reset_then_sync_re_embeds_everything() {
+    let f = Fixture::new();
+    f.write("a.md", "# A\n\nalpha\n\n## B\n\nbeta");
+    let index = f.open();
+    index.sync().unwrap();
+    index.reset().unwrap();
+    assert_eq!(index.snapshot().chunk_count(), 0);
+    assert!(all_bm25(&index, "alpha").is_empty());
+    let report = index.sync().unwrap();
+    assert_eq!((report.added, report.embedded), (1, 2));
+    assert_eq!(all_bm25(&index, "alpha").len(), 1);
+}

@@ -7,7 +7,7 @@
 //! Reads the index; never writes it, never waits for a sync, knows nothing of MCP or output
 //! formats: it returns [`Hit`]s and the caller formats them.
 
-mod named;
+pub mod named;
 pub mod route;
 
 use std::collections::HashMap;

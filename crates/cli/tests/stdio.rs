@@ -1,0 +1,668 @@
+//! `ragdown stdio` driven by rmcp's client over real stdio: every tool behaviour and refusal,
+//! against a fixture folder, with the hash embedder (fast; retrieval quality is tested
+//! elsewhere with the real model).
+
+use std::path::Path;
+
+use rmcp::model::{CallToolRequestParams, ContentBlock};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+struct Server {
+    client: RunningService<RoleClient, ()>,
+    docs: tempfile::TempDir,
+    _data: tempfile::TempDir,
+}
+
+fn fixture(docs: &Path) {
+    let files: &[(&str, &str)] = &[
+        (
+            "ops/backups.md",
+            "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n",
+        ),
+        (
+            "ops/pg.md",
+            "---\naliases: [Postgres Guide]\ntags: [db]\n---\n# PG\n\n## Vacuum\n\nRun vacuum weekly.\n",
+        ),
+        (
+            "notes/links.md",
+            "# Links\n\nSee [[ops/pg#Vacuum|vacuum]], [[pg]], ![[pg.md]] and [pg](../ops/pg.md).\n",
+        ),
+        ("old.md", "# Old\n\nThe deploy uses ftp.\n"),
+    ];
+    for (path, text) in files {
+        let full = docs.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+}
+
+async fn start_with(env: &[(&str, &str)]) -> Server {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    fixture(docs.path());
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
+    cmd.arg("stdio")
+        .env("RAGDOWN_DOCS_DIR", docs.path())
+        .env("RAGDOWN_DATA_DIR", data.path())
+        .env("RAGDOWN_EMBEDDER", "hash")
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let server = Server {
+        client,
+        docs,
+        _data: data,
+    };
+    // Wait (bounded) for the first sync.
+    for _ in 0..100 {
+        let (disabled, stats) = server.call("ragdown_stats", json!({})).await;
+        if disabled {
+            // Without stats, wait until a document is listed.
+            if server
+                .call("ragdown_list", json!({}))
+                .await
+                .1
+                .starts_with("documents:")
+            {
+                return server;
+            }
+        } else if !serde_json::from_str::<Value>(&stats).unwrap()["last_sync"].is_null() {
+            return server;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the first sync did not finish");
+}
+
+async fn start() -> Server {
+    start_with(&[]).await
+}
+
+impl Server {
+    /// Calls a tool: (is it an error, its text).
+    async fn call(&self, name: &str, args: Value) -> (bool, String) {
+        let Value::Object(map) = args else {
+            panic!("arguments must be an object")
+        };
+        let result = self
+            .client
+            .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(map))
+            .await
+            .unwrap();
+        let text = result
+            .content
+            .iter()
+            .filter_map(|c| match c {
+                ContentBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("");
+        (result.is_error.unwrap_or(false), text)
+    }
+
+    async fn ok(&self, name: &str, args: Value) -> String {
+        let (err, text) = self.call(name, args).await;
+        assert!(!err, "{name} failed: {text}");
+        text
+    }
+
+    async fn err(&self, name: &str, args: Value) -> String {
+        let (err, text) = self.call(name, args).await;
+        assert!(err, "{name} should have failed: {text}");
+        text
+    }
+
+    fn read(&self, path: &str) -> String {
+        std::fs::read_to_string(self.docs.path().join(path)).unwrap()
+    }
+
+    async fn hash_of(&self, path: &str) -> String {
+        let text = self.ok("ragdown_read_doc", json!({"path": path})).await;
+        let start = text.find("(hash ").unwrap() + 6;
+        text[start..start + 12].to_string()
+    }
+}
+
+#[tokio::test]
+async fn lists_all_twelve_tools_with_annotations_and_instructions() {
+    let s = start().await;
+    let tools = s.client.list_all_tools().await.unwrap();
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "ragdown_backlinks",
+            "ragdown_context",
+            "ragdown_delete",
+            "ragdown_edit",
+            "ragdown_list",
+            "ragdown_move",
+            "ragdown_read_doc",
+            "ragdown_recall",
+            "ragdown_reindex",
+            "ragdown_remember",
+            "ragdown_stats",
+            "ragdown_write"
+        ]
+    );
+    let recall = tools.iter().find(|t| t.name == "ragdown_recall").unwrap();
+    let a = recall.annotations.as_ref().unwrap();
+    assert_eq!(
+        (a.read_only_hint, a.open_world_hint),
+        (Some(true), Some(false))
+    );
+    let delete = tools.iter().find(|t| t.name == "ragdown_delete").unwrap();
+    assert_eq!(
+        delete.annotations.as_ref().unwrap().destructive_hint,
+        Some(true)
+    );
+    assert!(
+        recall
+            .input_schema
+            .get("properties")
+            .unwrap()
+            .get("query")
+            .is_some()
+    );
+    let info = s.client.peer_info().unwrap();
+    assert!(
+        info.instructions
+            .as_deref()
+            .unwrap()
+            .contains("ragdown_recall")
+    );
+    assert!(
+        info.server_info
+            .as_ref()
+            .unwrap()
+            .name
+            .starts_with("ragdown-")
+    );
+}
+
+#[tokio::test]
+async fn read_only_and_disabled_tools_are_neither_listed_nor_accepted() {
+    let s = start_with(&[
+        ("RAGDOWN_READ_ONLY", "true"),
+        (
+            "RAGDOWN_DISABLED_TOOLS",
+            "ragdown_context, ragdown_stats,ragdown_reindex",
+        ),
+    ])
+    .await;
+    let mut names: Vec<String> = s
+        .client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "ragdown_backlinks",
+            "ragdown_list",
+            "ragdown_read_doc",
+            "ragdown_recall"
+        ]
+    );
+    let msg = s
+        .err("ragdown_write", json!({"path": "x.md", "text": "hi"}))
+        .await;
+    assert!(msg.contains("read-only"), "{msg}");
+    s.err(
+        "ragdown_context",
+        json!({"prompt": "how do I restore backups"}),
+    )
+    .await;
+    assert!(!s.docs.path().join("x.md").exists());
+}
+
+#[tokio::test]
+async fn recall_text_json_and_clipping() {
+    let s = start().await;
+    let text = s
+        .ok(
+            "ragdown_recall",
+            json!({"query": "restore pg_restore backups", "max_chars": 5}),
+        )
+        .await;
+    let header = regex::Regex::new(r"^\[1\] ops/backups\.md:7-7 — Backups › Restore \(similarity \d\.\d\d, changed \d{4}-\d{2}-\d{2}\)\n").unwrap();
+    assert!(header.is_match(&text), "{text}");
+    assert!(text.contains("Run p… [clipped: 5 of 21 characters — ragdown_read_doc {path: \"ops/backups.md\", start_line: 7, end_line: 7}]"), "{text}");
+    let json_text = s
+        .ok(
+            "ragdown_recall",
+            json!({"query": "restore pg_restore backups", "format": "json", "top_k": 2}),
+        )
+        .await;
+    let v: Value = serde_json::from_str(&json_text).unwrap();
+    assert_eq!(v["hits"][0]["path"], "ops/backups.md");
+    assert_eq!(v["hits"][0]["heading"], "Backups › Restore");
+    assert!(v["hits"][0]["modified"].as_str().unwrap().ends_with('Z'));
+    assert!(v["hits"].as_array().unwrap().len() <= 2);
+    let tagged = s
+        .ok("ragdown_recall", json!({"query": "vacuum", "tag": "db"}))
+        .await;
+    assert!(
+        tagged.contains("ops/pg.md") && !tagged.contains("ops/backups.md"),
+        "{tagged}"
+    );
+    let none = s
+        .ok(
+            "ragdown_recall",
+            json!({"query": "restore", "path_prefix": "nowhere"}),
+        )
+        .await;
+    assert_eq!(none, "No matching documents.");
+}
+
+#[tokio::test]
+async fn bad_input_is_an_error_result_and_the_connection_stays() {
+    let s = start().await;
+    let msg = s
+        .err(
+            "ragdown_recall",
+            json!({"query": "x", "path_prefix": "../.."}),
+        )
+        .await;
+    assert!(msg.contains("outside the docs folder"), "{msg}");
+    let msg = s
+        .err("ragdown_recall", json!({"query": "x", "top_k": "many"}))
+        .await;
+    assert!(msg.contains("invalid arguments"), "{msg}");
+    let msg = s
+        .err("ragdown_read_doc", json!({"path": "../../etc/passwd"}))
+        .await;
+    assert!(msg.contains("outside the docs folder"), "{msg}");
+    let msg = s
+        .err("ragdown_read_doc", json!({"path": "/etc/passwd"}))
+        .await;
+    assert!(msg.contains("outside the docs folder"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_write",
+            json!({"path": ".obsidian/x.md", "text": "x"}),
+        )
+        .await;
+    assert!(msg.contains("dot-folders"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_write",
+            json!({"path": "node_modules/x.md", "text": "x"}),
+        )
+        .await;
+    assert!(msg.contains("node_modules"), "{msg}");
+    let msg = s
+        .err("ragdown_write", json!({"path": "image.png", "text": "x"}))
+        .await;
+    assert!(msg.contains("not a Markdown document"), "{msg}");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "secret").unwrap();
+    std::os::unix::fs::symlink(outside.path(), s.docs.path().join("escape")).unwrap();
+    let msg = s
+        .err("ragdown_read_doc", json!({"path": "escape/secret.md"}))
+        .await;
+    assert!(
+        msg.contains("symlink") || msg.contains("no such document"),
+        "{msg}"
+    );
+    let msg = s
+        .err(
+            "ragdown_write",
+            json!({"path": "escape/new.md", "text": "x"}),
+        )
+        .await;
+    assert!(msg.contains("symlink"), "{msg}");
+    assert!(!outside.path().join("new.md").exists());
+    s.err("ragdown_nonexistent", json!({})).await;
+    // Still answering.
+    s.ok("ragdown_stats", json!({})).await;
+}
+
+#[tokio::test]
+async fn read_doc_ranges_wikilinks_and_headings() {
+    let s = start().await;
+    let text = s
+        .ok(
+            "ragdown_read_doc",
+            json!({"path": "ops/backups.md", "start_line": 5, "end_line": 7}),
+        )
+        .await;
+    let re = regex::Regex::new(
+        r"^ops/backups\.md:5-7 of 8 \(hash [0-9a-f]{12}\)\n## Restore\n\nRun pg_restore twice\.$",
+    )
+    .unwrap();
+    assert!(re.is_match(&text), "{text}");
+    let by_name = s.ok("ragdown_read_doc", json!({"path": "pg#Vacuum"})).await;
+    assert!(
+        by_name.starts_with("ops/pg.md:7-10 of 10 (hash "),
+        "{by_name}"
+    );
+    assert!(by_name.contains("resolved from \"pg#Vacuum\""), "{by_name}");
+    assert!(
+        by_name.ends_with("## Vacuum\n\nRun vacuum weekly.\n"),
+        "{by_name}"
+    );
+    let by_alias = s
+        .ok("ragdown_read_doc", json!({"path": "postgres guide"}))
+        .await;
+    assert!(by_alias.starts_with("ops/pg.md:1-10 of 10"), "{by_alias}");
+    let msg = s
+        .err("ragdown_read_doc", json!({"path": "Nothing Like This"}))
+        .await;
+    assert!(msg.contains("no such document"), "{msg}");
+}
+
+#[tokio::test]
+async fn context_gates_remembers_and_formats() {
+    let s = start_with(&[("RAGDOWN_HOOK_MIN_SCORE", "0.05")]).await;
+    assert_eq!(s.ok("ragdown_context", json!({"prompt": "ok"})).await, "");
+    assert_eq!(
+        s.ok("ragdown_context", json!({"prompt": "/compact please now"}))
+            .await,
+        ""
+    );
+    let args =
+        json!({"prompt": "how do I restore the backups with pg_restore", "session_id": "s1"});
+    let first = s.ok("ragdown_context", args.clone()).await;
+    assert!(first.starts_with("<ragdown-context "), "{first}");
+    assert!(
+        first.contains("ops/backups.md:7-7 — Backups › Restore"),
+        "{first}"
+    );
+    assert!(
+        !first.contains(s.docs.path().to_str().unwrap()),
+        "the block must not reveal absolute paths"
+    );
+    let second = s.ok("ragdown_context", args.clone()).await;
+    assert!(
+        !second.contains("ops/backups.md:7-7"),
+        "a section is injected once per session: {second}"
+    );
+    let other = s
+        .ok(
+            "ragdown_context",
+            json!({"prompt": "how do I restore the backups with pg_restore", "session_id": "s2"}),
+        )
+        .await;
+    assert_eq!(other, first, "sessions are independent");
+    assert_eq!(
+        s.ok(
+            "ragdown_context",
+            json!({"prompt": "", "session_id": "s1", "reset": true})
+        )
+        .await,
+        ""
+    );
+    assert_eq!(s.ok("ragdown_context", args).await, first);
+    let wrapped = s.ok("ragdown_context", json!({"prompt": "how do I restore the backups with pg_restore", "format": "claude-code"})).await;
+    let v: Value = serde_json::from_str(&wrapped).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
+    assert_eq!(v["hookSpecificOutput"]["additionalContext"], first);
+    let strict = s
+        .ok(
+            "ragdown_context",
+            json!({"prompt": "weather in paris tomorrow please", "min_score": 0.99}),
+        )
+        .await;
+    assert_eq!(strict, "");
+}
+
+#[tokio::test]
+async fn remember_writes_provenance_and_never_overwrites() {
+    let s = start().await;
+    let msg = s
+        .err(
+            "ragdown_remember",
+            json!({"title": "X", "content": "y", "supersedes": ["missing.md"]}),
+        )
+        .await;
+    assert!(msg.contains("supersedes names no document"), "{msg}");
+    let saved = s.ok("ragdown_remember", json!({"title": "Kafka retention", "content": "Retention is seven days.\n\n", "tags": ["ops"], "supersedes": ["old.md"], "session_id": "session-1", "name": "kafka"})).await;
+    assert_eq!(saved, "saved notes/kafka.md (supersedes old.md)");
+    let text = s.read("notes/kafka.md");
+    let re = regex::Regex::new("^---\ntitle: \"Kafka retention\"\ndate: \\d{4}-\\d{2}-\\d{2}\ntags: \\[\"ops\"\\]\nsupersedes: \\[\"../old.md\"\\]\ncreated_by: ragdown_remember\nsession: \"session-1\"\n---\nRetention is seven days.\n$").unwrap();
+    assert!(re.is_match(&text), "{text}");
+    let again = s
+        .ok(
+            "ragdown_remember",
+            json!({"title": "Kafka retention", "content": "Second.", "name": "kafka"}),
+        )
+        .await;
+    assert_eq!(again, "saved notes/kafka-2.md");
+    // Indexed before returning; the superseded document is hidden from recall.
+    let hits = s
+        .ok(
+            "ragdown_recall",
+            json!({"query": "kafka retention seven days"}),
+        )
+        .await;
+    assert!(hits.contains("notes/kafka.md"), "{hits}");
+    assert!(
+        hits.contains("written by an agent with ragdown_remember"),
+        "{hits}"
+    );
+    let deploy = s.ok("ragdown_recall", json!({"query": "deploy ftp"})).await;
+    assert!(!deploy.contains("old.md"), "{deploy}");
+    let read = s.ok("ragdown_read_doc", json!({"path": "old.md"})).await;
+    assert!(
+        read.lines()
+            .next()
+            .unwrap()
+            .ends_with(", superseded by notes/kafka.md)"),
+        "{read}"
+    );
+    let listed = s.ok("ragdown_list", json!({"written_by": "agent"})).await;
+    assert!(
+        listed.starts_with("documents: 2\nnotes/kafka-2.md — Kafka retention"),
+        "{listed}"
+    );
+}
+
+#[tokio::test]
+async fn write_creates_replaces_with_hash_and_appends() {
+    let s = start().await;
+    let created = s.ok("ragdown_write", json!({"path": "new/doc.md", "text": "# Doc\n\n## One\n\nfirst\n\n## Two\n\nsecond\n", "session_id": "w1"})).await;
+    assert!(
+        created.starts_with("created new/doc.md (hash "),
+        "{created}"
+    );
+    assert!(
+        s.read("new/doc.md")
+            .starts_with("---\ncreated_by: ragdown_write\nsession: \"w1\"\n---\n# Doc")
+    );
+    let msg = s
+        .err("ragdown_write", json!({"path": "new/doc.md", "text": "x"}))
+        .await;
+    assert!(
+        msg.contains("pass the hash ragdown_read_doc returned as base_hash"),
+        "{msg}"
+    );
+    let msg = s
+        .err(
+            "ragdown_write",
+            json!({"path": "new/doc.md", "text": "x", "base_hash": "000000000000"}),
+        )
+        .await;
+    assert!(msg.contains("changed on disk"), "{msg}");
+    let hash = s.hash_of("new/doc.md").await;
+    s.ok("ragdown_write", json!({"path": "new/doc.md", "text": "more", "append": true, "heading": "One", "base_hash": hash})).await;
+    assert!(s.read("new/doc.md").contains("first\n\nmore\n\n## Two"));
+    let hash = s.hash_of("new/doc.md").await;
+    let wrote = s
+        .ok(
+            "ragdown_write",
+            json!({"path": "new/doc.md", "text": "# Replaced\n", "base_hash": hash}),
+        )
+        .await;
+    assert!(wrote.starts_with("wrote new/doc.md"), "{wrote}");
+    assert!(
+        s.read("new/doc.md").contains("created_by: ragdown_write"),
+        "an agent's document stays an agent's"
+    );
+    // CRLF files keep CRLF.
+    std::fs::write(s.docs.path().join("crlf.md"), "# A\r\n\r\nline\r\n").unwrap();
+    s.ok("ragdown_reindex", json!({})).await;
+    let hash = s.hash_of("crlf.md").await;
+    s.ok(
+        "ragdown_write",
+        json!({"path": "crlf.md", "text": "# B\nnew line\n", "base_hash": hash}),
+    )
+    .await;
+    assert_eq!(s.read("crlf.md"), "# B\r\nnew line\r\n");
+}
+
+#[tokio::test]
+async fn edit_is_exact_ordered_and_all_or_nothing() {
+    let s = start().await;
+    let edited = s
+        .ok(
+            "ragdown_edit",
+            json!({"path": "ops/backups.md", "edits": [
+                {"old_text": "Nightly snapshots.", "new_text": "Hourly snapshots."},
+                {"old_text": "Hourly", "new_text": "Half-hourly"}
+            ]}),
+        )
+        .await;
+    assert!(
+        edited.starts_with("edited ops/backups.md (replaced 2, hash "),
+        "{edited}"
+    );
+    assert!(s.read("ops/backups.md").contains("Half-hourly snapshots."));
+    let before = s.read("ops/backups.md");
+    let msg = s
+        .err(
+            "ragdown_edit",
+            json!({"path": "ops/backups.md", "edits": [
+                {"old_text": "Run pg_restore twice.", "new_text": "Run it once."},
+                {"old_text": "Run   pg_restore  twice", "new_text": "x"}
+            ]}),
+        )
+        .await;
+    assert!(
+        msg.starts_with("edit 2 of 2: old_text is not in the document, so nothing was written."),
+        "{msg}"
+    );
+    assert_eq!(s.read("ops/backups.md"), before, "all or nothing");
+    let msg = s.err("ragdown_edit", json!({"path": "ops/backups.md", "edits": [{"old_text": "Run  pg_restore twice", "new_text": "x"}]})).await;
+    assert!(msg.contains("The nearest passage (lines 7-7) follows; copy old_text from it exactly:\nRun pg_restore twice"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_edit",
+            json!({"path": "ops/backups.md", "edits": [{"old_text": "s", "new_text": "z"}]}),
+        )
+        .await;
+    assert!(msg.contains("times, so nothing was written"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_edit",
+            json!({"path": "ops/backups.md", "edits": [{"old_text": "a", "new_text": "a"}]}),
+        )
+        .await;
+    assert!(msg.contains("are the same"), "{msg}");
+    let hits = s
+        .ok("ragdown_recall", json!({"query": "half-hourly snapshots"}))
+        .await;
+    assert!(
+        hits.contains("Half-hourly"),
+        "indexed before returning: {hits}"
+    );
+}
+
+#[tokio::test]
+async fn move_rewrites_links_and_never_overwrites() {
+    let s = start().await;
+    let msg = s
+        .err("ragdown_move", json!({"from": "ops/pg.md", "to": "old.md"}))
+        .await;
+    assert!(msg.contains("already exists: old.md"), "{msg}");
+    let moved = s
+        .ok(
+            "ragdown_move",
+            json!({"from": "ops/pg.md", "to": "db/postgres.md"}),
+        )
+        .await;
+    assert_eq!(
+        moved,
+        "moved ops/pg.md to db/postgres.md; links updated in notes/links.md"
+    );
+    assert_eq!(
+        s.read("notes/links.md"),
+        "# Links\n\nSee [[postgres#Vacuum|vacuum]], [[postgres]], ![[postgres.md]] and [pg](../db/postgres.md).\n"
+    );
+    let back = s
+        .ok("ragdown_backlinks", json!({"path": "db/postgres.md"}))
+        .await;
+    let v: Value = serde_json::from_str(&back).unwrap();
+    assert_eq!(v["backlinks"][0]["path"], "notes/links.md");
+    assert_eq!(v["backlinks"][0]["lines"][0]["line"], 3);
+    let msg = s
+        .err("ragdown_move", json!({"from": "nothing.md", "to": "x.md"}))
+        .await;
+    assert!(msg.contains("no such document or folder"), "{msg}");
+}
+
+#[tokio::test]
+async fn delete_needs_recursive_for_folders_and_checks_hash() {
+    let s = start().await;
+    let msg = s.err("ragdown_delete", json!({"path": "ops"})).await;
+    assert!(msg.contains("pass recursive: true"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_delete",
+            json!({"path": "old.md", "base_hash": "0123456789ab"}),
+        )
+        .await;
+    assert!(msg.contains("changed since it was read"), "{msg}");
+    assert!(s.docs.path().join("old.md").exists());
+    let hash = s.hash_of("old.md").await;
+    assert_eq!(
+        s.ok(
+            "ragdown_delete",
+            json!({"path": "old.md", "base_hash": hash})
+        )
+        .await,
+        "deleted old.md"
+    );
+    assert_eq!(
+        s.ok("ragdown_delete", json!({"path": "ops", "recursive": true}))
+            .await,
+        "deleted ops"
+    );
+    let stats: Value =
+        serde_json::from_str(&s.ok("ragdown_stats", json!({"include_files": true})).await).unwrap();
+    assert_eq!(stats["files"], 1);
+    assert_eq!(stats["file_list"][0]["path"], "notes/links.md");
+    assert_eq!(stats["role"], "primary");
+}
+
+#[tokio::test]
+async fn list_and_reindex() {
+    let s = start().await;
+    let listed = s.ok("ragdown_list", json!({"tag": "db"})).await;
+    let re = regex::Regex::new(r"^documents: 1\nops/pg\.md — PG \[#db\] \(changed \d{4}-\d{2}-\d{2}, aliases Postgres Guide\)$").unwrap();
+    assert!(re.is_match(&listed), "{listed}");
+    assert_eq!(
+        s.ok("ragdown_list", json!({"limit": 1}))
+            .await
+            .lines()
+            .next(),
+        Some("documents: 1 of 4")
+    );
+    std::fs::write(s.docs.path().join("fresh.md"), "# Fresh\n\nnew words").unwrap();
+    let report: Value = serde_json::from_str(&s.ok("ragdown_reindex", json!({})).await).unwrap();
+    assert_eq!(report["added"], 1);
+    let full: Value =
+        serde_json::from_str(&s.ok("ragdown_reindex", json!({"full": true})).await).unwrap();
+    assert_eq!(full["added"], 5);
+}

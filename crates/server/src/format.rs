@@ -1,0 +1,154 @@
+//! Output formats, exactly as ragdown writes them: recall hits as text or JSON, the hit header
+//! shared with the hook block, clipping with the `ragdown_read_doc` call that returns the rest,
+//! and UTC days.
+
+use ragdown_search::Hit;
+use serde_json::json;
+use time::OffsetDateTime;
+use time::macros::format_description;
+
+fn datetime(mtime_ns: i64) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(mtime_ns))
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}
+
+/// `YYYY-MM-DD`, UTC.
+pub fn day(mtime_ns: i64) -> String {
+    datetime(mtime_ns)
+        .format(format_description!("[year]-[month]-[day]"))
+        .unwrap_or_default()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, UTC.
+pub fn iso(mtime_ns: i64) -> String {
+    datetime(mtime_ns)
+        .format(format_description!(
+            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+        ))
+        .unwrap_or_default()
+}
+
+/// The header of one hit, without the `[n] ` prefix.
+pub fn hit_header(hit: &Hit) -> String {
+    let doc = &hit.document;
+    let tags = if doc.tags.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " [{}]",
+            doc.tags
+                .iter()
+                .map(|t| format!("#{t}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )
+    };
+    let agent = doc
+        .created_by
+        .as_ref()
+        .map(|by| format!(", written by an agent with {by}"))
+        .unwrap_or_default();
+    format!(
+        "{}:{}-{} — {}{tags} (similarity {:.2}, changed {}{agent})",
+        doc.path,
+        hit.line_start,
+        hit.line_end,
+        hit.breadcrumb,
+        hit.similarity,
+        day(doc.mtime_ns)
+    )
+}
+
+/// The hit's text, clipped to `max_chars` characters (0 = never) with the call that reads the
+/// rest.
+pub fn clipped_text(hit: &Hit, max_chars: usize) -> String {
+    let len = hit.text.chars().count();
+    if max_chars == 0 || len <= max_chars {
+        return hit.text.clone();
+    }
+    let head: String = hit.text.chars().take(max_chars).collect();
+    format!(
+        "{head}… [clipped: {max_chars} of {len} characters — ragdown_read_doc {{path: {}, start_line: {}, end_line: {}}}]",
+        serde_json::to_string(&hit.document.path).unwrap_or_default(),
+        hit.line_start,
+        hit.line_end
+    )
+}
+
+/// One hit block: header, newline, text.
+pub fn hit_block(hit: &Hit, max_chars: usize) -> String {
+    format!("{}\n{}", hit_header(hit), clipped_text(hit, max_chars))
+}
+
+/// `ragdown_recall`'s text output.
+pub fn recall_text(hits: &[Hit], max_chars: usize) -> String {
+    if hits.is_empty() {
+        return "No matching documents.".into();
+    }
+    hits.iter()
+        .enumerate()
+        .map(|(i, hit)| format!("[{}] {}", i + 1, hit_block(hit, max_chars)))
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// `ragdown_recall`'s JSON output.
+pub fn recall_json(hits: &[Hit]) -> String {
+    let hits: Vec<serde_json::Value> = hits
+        .iter()
+        .map(|hit| {
+            let mut v = json!({
+                "path": hit.document.path,
+                "title": hit.document.title,
+                "heading": hit.heading,
+                "line_start": hit.line_start,
+                "line_end": hit.line_end,
+                "similarity": (f64::from(hit.similarity) * 10_000.0).round() / 10_000.0,
+                "score": (f64::from(hit.score) * 100_000.0).round() / 100_000.0,
+                "sources": hit.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+                "tags": hit.document.tags,
+                "modified": iso(hit.document.mtime_ns),
+                "text": hit.text,
+            });
+            if let Some(by) = &hit.document.created_by {
+                v["created_by"] = json!(by);
+            }
+            v
+        })
+        .collect();
+    json!({ "hits": hits }).to_string()
+}
+
+/// First 12 hex digits of the SHA-256 of a file's bytes (ragdown's `base_hash`).
+pub fn short_hash(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    digest.iter().take(6).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Full SHA-256 hex.
+pub fn full_hash(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_and_iso() {
+        let ns = 1_777_629_600_000_000_000; // 2026-05-01T10:00:00Z
+        assert_eq!(day(ns), "2026-05-01");
+        assert_eq!(iso(ns), "2026-05-01T10:00:00.000Z");
+    }
+
+    #[test]
+    fn hashes() {
+        assert_eq!(short_hash(b""), "e3b0c44298fc");
+        assert_eq!(full_hash(b"").len(), 64);
+    }
+}

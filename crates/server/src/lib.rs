@@ -1,0 +1,170 @@
+//! ragdown's MCP server: the twelve `ragdown_*` tools over one folder (a [`Engine`]), their
+//! argument schemas and exact output formats, the hook tool's gates and session memory, and the
+//! document writes (remember, write, edit, move, delete) — always through the sandboxed path
+//! check in [`paths`].
+//!
+//! The only crate that knows about transports: [`mcp`] adapts the engine to rmcp (stdio today).
+//! It never ranks (that is `search`) and never touches the index files (that is `index`).
+
+pub mod context;
+pub mod documents;
+pub mod format;
+pub mod mcp;
+pub mod paths;
+pub mod tools;
+
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use ragdown_index::{Index, SyncReport};
+
+/// What kind of failure a tool met; the message always says what to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    Invalid,
+    NotFound,
+    Conflict,
+    Internal,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Invalid,
+            message: message.into(),
+        }
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::NotFound,
+            message: message.into(),
+        }
+    }
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Conflict,
+            message: message.into(),
+        }
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Internal,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ragdown_index::IndexError> for ToolError {
+    fn from(e: ragdown_index::IndexError) -> Self {
+        Self::internal(e.to_string())
+    }
+}
+
+impl From<ragdown_search::SearchError> for ToolError {
+    fn from(e: ragdown_search::SearchError) -> Self {
+        Self::internal(e.to_string())
+    }
+}
+
+/// `ragdown_context` defaults (`RAGDOWN_HOOK_*`).
+#[derive(Debug, Clone)]
+pub struct HookSettings {
+    pub top_k: usize,
+    /// `None`: the embedder's own MIN_SCORE.
+    pub min_score: Option<f32>,
+    pub min_ratio: f32,
+    pub max_chars: usize,
+}
+
+impl Default for HookSettings {
+    fn default() -> Self {
+        Self {
+            top_k: 4,
+            min_score: None,
+            min_ratio: 0.95,
+            max_chars: 6000,
+        }
+    }
+}
+
+/// Server behaviour read once from the environment by the binary.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// `RAGDOWN_TEXT_LIMIT`: characters per hit in text output (0 = never clip).
+    pub text_limit: usize,
+    /// `RAGDOWN_NOTES_DIR`: where `ragdown_remember` writes, relative to the folder.
+    pub notes_dir: String,
+    /// `RAGDOWN_READ_ONLY`.
+    pub read_only: bool,
+    /// `RAGDOWN_DISABLED_TOOLS`.
+    pub disabled_tools: Vec<String>,
+    pub hook: HookSettings,
+    pub max_per_document: usize,
+    pub follow_links: usize,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            text_limit: 2000,
+            notes_dir: "notes".into(),
+            read_only: false,
+            disabled_tools: Vec::new(),
+            hook: HookSettings::default(),
+            max_per_document: 0,
+            follow_links: 0,
+        }
+    }
+}
+
+/// The last finished sync, for `ragdown_stats`.
+#[derive(Debug, Clone)]
+pub struct LastSync {
+    pub report: SyncReport,
+    pub at: SystemTime,
+}
+
+/// One folder served over MCP: its index, settings and the hook's session memory.
+pub struct Engine {
+    /// Shown in the server name (`ragdown-<name>`) and the hook block.
+    pub name: String,
+    pub index: Arc<Index>,
+    pub settings: ServerSettings,
+    pub sessions: context::Sessions,
+    pub last_sync: Mutex<Option<LastSync>>,
+}
+
+impl Engine {
+    pub fn new(name: String, index: Arc<Index>, settings: ServerSettings) -> Self {
+        Self {
+            name,
+            index,
+            settings,
+            sessions: context::Sessions::new(200),
+            last_sync: Mutex::new(None),
+        }
+    }
+
+    pub fn root(&self) -> &std::path::Path {
+        &self.index.settings().root
+    }
+
+    /// Syncs now and remembers the report.
+    pub fn sync(&self) -> Result<SyncReport, ToolError> {
+        let report = self.index.sync()?;
+        if let Ok(mut last) = self.last_sync.lock() {
+            *last = Some(LastSync {
+                report: report.clone(),
+                at: SystemTime::now(),
+            });
+        }
+        Ok(report)
+    }
+}

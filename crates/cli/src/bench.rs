@@ -42,6 +42,10 @@ pub struct BenchArgs {
     /// Also time a no-op re-sync of this many generated files (hash embedder).
     #[arg(long, default_value_t = 0)]
     resync_files: usize,
+    /// Off-topic prompts (JSON lines with `query`): reports the strongest one's best cosine
+    /// against the on-topic 10th percentile, to calibrate the hook's MIN_SCORE.
+    #[arg(long)]
+    offtopic: Option<PathBuf>,
     /// Keep the index here (reused by the next run) instead of a fresh temporary one.
     #[arg(long)]
     data_dir: Option<PathBuf>,
@@ -209,10 +213,16 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
     let mut by_type: BTreeMap<String, Tally> = BTreeMap::new();
     let mut latencies = Vec::with_capacity(questions.len());
     let mut misses = Vec::new();
+    let mut on_topic_best = Vec::with_capacity(questions.len());
     for q in &questions {
         let t = Instant::now();
         let hits = ragdown_search::search(&index, &q.query, &options)?;
         latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+        on_topic_best.push(
+            hits.iter()
+                .map(|h| f64::from(h.similarity))
+                .fold(0.0, f64::max),
+        );
         let rank = hits.iter().position(|h| {
             h.path() == q.answer_path
                 && h.line_start <= q.answer_end_line
@@ -232,6 +242,27 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         }
     }
     latencies.sort_by(f64::total_cmp);
+    on_topic_best.sort_by(f64::total_cmp);
+    let on_topic_p10 = percentile(&on_topic_best, 0.1);
+    let offtopic_max = match &args.offtopic {
+        None => None,
+        Some(path) => {
+            let mut best = 0.0f64;
+            for line in std::fs::read_to_string(path)?
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+            {
+                let q: serde_json::Value = serde_json::from_str(line)?;
+                let query = q["query"].as_str().unwrap_or_default();
+                let hits = ragdown_search::search(&index, query, &options)?;
+                best = hits
+                    .iter()
+                    .map(|h| f64::from(h.similarity))
+                    .fold(best, f64::max);
+            }
+            Some(best)
+        }
+    };
     let resync_files_ms = if args.resync_files > 0 {
         Some(resync_benchmark(args.resync_files)?)
     } else {
@@ -254,6 +285,8 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
             "peak_rss_bytes": peak_rss,
             "query_ms_p50": percentile(&latencies, 0.5),
             "query_ms_p95": percentile(&latencies, 0.95),
+            "on_topic_best_cosine_p10": on_topic_p10,
+            "offtopic_best_cosine_max": offtopic_max,
             "overall": overall.json(),
             "by_type": by_type.iter().map(|(k, v)| (k.clone(), v.json())).collect::<serde_json::Map<_, _>>(),
             "misses": misses,
@@ -296,6 +329,13 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.95)
     );
+    match offtopic_max {
+        Some(off) => println!(
+            "hook threshold    on-topic p10 {on_topic_p10:.3}, strongest off-topic {off:.3} (MIN_SCORE {:.2})",
+            embedder.min_score()
+        ),
+        None => println!("hook threshold    on-topic p10 {on_topic_p10:.3}"),
+    }
     let line = |name: &str, t: &Tally| {
         println!(
             "{name:<17} top-1 {:.1}%  recall@5 {:.1}%  MRR@10 {:.3}  ({} questions)",

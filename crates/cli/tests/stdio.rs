@@ -666,3 +666,36 @@ async fn list_and_reindex() {
         serde_json::from_str(&s.ok("ragdown_reindex", json!({"full": true})).await).unwrap();
     assert_eq!(full["added"], 5);
 }
+
+#[tokio::test]
+async fn context_injects_quoted_names_and_aliases_whatever_their_cosine() {
+    let s = start_with(&[("RAGDOWN_HOOK_MIN_SCORE", "0.99")]).await;
+    let plain = s
+        .ok(
+            "ragdown_context",
+            json!({"prompt": "what should I run to get the data back"}),
+        )
+        .await;
+    assert_eq!(plain, "", "nothing passes a 0.99 floor");
+    let quoted = s
+        .ok(
+            "ragdown_context",
+            json!({"prompt": "what should I run after `pg_restore` finishes"}),
+        )
+        .await;
+    assert!(quoted.contains("ops/backups.md:7-7"), "{quoted}");
+    let weak = s
+        .ok(
+            "ragdown_context",
+            json!({"prompt": "what should I do about `typescript` here"}),
+        )
+        .await;
+    assert_eq!(weak, "", "a plain word in backticks is not a strong name");
+    let alias = s
+        .ok(
+            "ragdown_context",
+            json!({"prompt": "what does the postgres guide say about it"}),
+        )
+        .await;
+    assert!(alias.contains("ops/pg.md"), "{alias}");
+}

@@ -179,24 +179,15 @@ fn dense_pool(snap: &Snapshot, query: &[f32], allowed: &[bool], n: usize) -> Vec
     scored
 }
 
-/// The sections of the named documents, best first, ranked by the query without the names.
-fn rank_sections(
-    index: &Index,
-    snap: &Snapshot,
-    named: &named::Named,
-) -> Result<Vec<i64>, SearchError> {
-    if named.rest.is_empty() {
-        return Ok(Vec::new());
-    }
-    let rest_vector = index.embedder().embed_query(&named.rest)?;
-    let mut sections: Vec<(i64, f32)> = named
-        .documents
+/// The sections of `documents`, best first, by cosine to the query without the names.
+fn rank_sections(snap: &Snapshot, documents: &[i64], rest_vector: &[f32]) -> Vec<i64> {
+    let mut sections: Vec<(i64, f32)> = documents
         .iter()
         .flat_map(|d| snap.chunks_of(*d))
-        .filter_map(|c| snap.chunk(c.id).map(|(c, v)| (c.id, dot(&rest_vector, v))))
+        .filter_map(|c| snap.chunk(c.id).map(|(c, v)| (c.id, dot(rest_vector, v))))
         .collect();
     sections.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    Ok(sections.into_iter().map(|(id, _)| id).collect())
+    sections.into_iter().map(|(id, _)| id).collect()
 }
 
 struct Candidate {
@@ -212,9 +203,28 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         return Ok(Vec::new());
     }
     let snap = index.snapshot();
-    let query_vector = index.embedder().embed_query(query)?;
     let allowed = allowed_documents(&snap, opts);
     let pool = (opts.limit * 4).max(20);
+    let routed = opts.mode == Mode::Hybrid && route::names_identifier(query);
+    let named = if opts.mode == Mode::Hybrid {
+        named::named_documents(&snap, query, &allowed)
+    } else {
+        named::Named::default()
+    };
+    let rank_named_sections = !routed
+        && !named.documents.is_empty()
+        && named.documents.len() <= MAX_NAMED_DOCUMENTS
+        && !named.rest.is_empty();
+    // One forward pass for the query and, when needed, the query without the names.
+    let (query_vector, rest_vector) = if rank_named_sections {
+        let mut vectors = index
+            .embedder()
+            .embed(&[query, &named.rest], ragdown_embed::TextKind::Query)?;
+        let rest = vectors.pop();
+        (vectors.pop().unwrap_or_default(), rest)
+    } else {
+        (index.embedder().embed_query(query)?, None)
+    };
 
     let dense = if opts.mode == Mode::Lexical {
         Vec::new()
@@ -235,7 +245,6 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             .collect()
     };
 
-    let routed = opts.mode == Mode::Hybrid && route::names_identifier(query);
     let mut candidates: HashMap<i64, Candidate> = HashMap::new();
     let cosine = |id: i64| snap.chunk(id).map_or(0.0, |(_, v)| dot(&query_vector, v));
     let mut add = |id: i64, score: f32, source: Source, similarity: f32| {
@@ -279,7 +288,6 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         }
     }
     if opts.mode == Mode::Hybrid {
-        let named = named::named_documents(&snap, query, &allowed);
         // A named alias is one rank-1 share for the document's chunks already in the pools.
         let share = if routed { 1.0 } else { 1.0 / (RRF_K + 1.0) };
         if !named.by_alias.is_empty() {
@@ -292,8 +300,8 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
                 }
             }
         }
-        if !routed && !named.documents.is_empty() && named.documents.len() <= MAX_NAMED_DOCUMENTS {
-            let sections = rank_sections(index, &snap, &named)?;
+        if let Some(rest_vector) = &rest_vector {
+            let sections = rank_sections(&snap, &named.documents, rest_vector);
             for (rank, id) in sections.into_iter().take(pool).enumerate() {
                 let similarity = cosine(id);
                 let c = candidates.entry(id).or_insert(Candidate {

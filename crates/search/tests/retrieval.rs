@@ -9,10 +9,11 @@ use ragdown_embed::{EmbedderSettings, download::Silent};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::{SearchOptions, search};
 
-/// Measured 64.2% top-1 and 84.6% recall@5 when this floor was set; the floor is 3 points
-/// under the top-1 reached.
-const TOP1_FLOOR: f64 = 0.612;
-const RECALL5_FLOOR: f64 = 0.816;
+/// When this floor was set, `ragdown bench` (release build) measured 68.1% top-1 and 90.0%
+/// recall@5, and this test (debug build: float sums round differently, which reorders near-ties)
+/// 66.9% and 89.2%. Each floor is 3 points under the test's own measurement.
+const TOP1_FLOOR: f64 = 0.639;
+const RECALL5_FLOOR: f64 = 0.862;
 
 fn corpus_dir() -> PathBuf {
     std::env::var("RAGDOWN_BENCH_DIR")
@@ -80,7 +81,7 @@ fn synth30_dev_stays_above_the_floor() {
             .position(|h| h.path() == path && h.line_start <= end && h.line_end >= start);
         total += 1;
         top1 += usize::from(rank == Some(0));
-        top5 += usize::from(rank.is_some());
+        top5 += usize::from(rank.is_some_and(|r| r < 5));
     }
     let (t1, r5) = (top1 as f64 / total as f64, top5 as f64 / total as f64);
     eprintln!(

@@ -699,3 +699,90 @@ async fn context_injects_quoted_names_and_aliases_whatever_their_cosine() {
         .await;
     assert!(alias.contains("ops/pg.md"), "{alias}");
 }
+
+#[tokio::test]
+async fn more_refusals_and_folder_moves() {
+    let s = start().await;
+    let msg = s
+        .err(
+            "ragdown_write",
+            json!({"path": "../escape.md", "text": "x"}),
+        )
+        .await;
+    assert!(msg.contains("outside the docs folder"), "{msg}");
+    let msg = s
+        .err("ragdown_write", json!({"path": "/tmp/abs.md", "text": "x"}))
+        .await;
+    assert!(msg.contains("outside the docs folder"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_write",
+            json!({"path": "missing.md", "text": "x", "append": true}),
+        )
+        .await;
+    assert!(msg.contains("no such document"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_write",
+            json!({"path": "x.md", "text": "x", "heading": "One"}),
+        )
+        .await;
+    assert!(msg.contains("heading is for append: true"), "{msg}");
+    std::fs::write(s.docs.path().join("ops/diagram.png"), b"png").unwrap();
+    let msg = s
+        .err("ragdown_delete", json!({"path": "ops/diagram.png"}))
+        .await;
+    assert!(msg.contains("not a Markdown document"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_edit",
+            json!({"path": "missing.md", "edits": [{"old_text": "a", "new_text": "b"}]}),
+        )
+        .await;
+    assert!(msg.contains("no such document"), "{msg}");
+    let msg = s
+        .err("ragdown_move", json!({"from": "ops", "to": "ops/inner"}))
+        .await;
+    assert!(msg.contains("into itself"), "{msg}");
+    let msg = s
+        .err(
+            "ragdown_remember",
+            json!({"title": "x", "content": "y", "name": "../../escape"}),
+        )
+        .await;
+    assert!(msg.contains("escapes the documents folder"), "{msg}");
+    // A whole subfolder moves, and links into it follow.
+    let moved = s
+        .ok("ragdown_move", json!({"from": "ops", "to": "runbooks/ops"}))
+        .await;
+    assert!(
+        moved.starts_with("moved ops to runbooks/ops; links updated in notes/links.md"),
+        "{moved}"
+    );
+    assert!(
+        s.read("notes/links.md")
+            .contains("[pg](../runbooks/ops/pg.md)"),
+        "{}",
+        s.read("notes/links.md")
+    );
+    let listed = s
+        .ok(
+            "ragdown_list",
+            json!({"path_prefix": "runbooks", "sort": "recent"}),
+        )
+        .await;
+    assert!(listed.starts_with("documents: 2\n"), "{listed}");
+    let stats: Value = serde_json::from_str(&s.ok("ragdown_stats", json!({})).await).unwrap();
+    for key in [
+        "folder",
+        "files",
+        "chunks",
+        "embedder",
+        "role",
+        "syncing",
+        "last_sync",
+    ] {
+        assert!(stats.get(key).is_some(), "stats lacks {key}: {stats}");
+    }
+    assert_eq!(stats["embedder"], "hash-384");
+}

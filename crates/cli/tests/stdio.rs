@@ -325,6 +325,12 @@ async fn bad_input_is_an_error_result_and_the_connection_stays() {
     assert!(msg.contains("symlink"), "{msg}");
     assert!(!outside.path().join("new.md").exists());
     s.err("ragdown_nonexistent", json!({})).await;
+    // Unknown extra arguments are ignored, as upstream does, so existing hook configs keep working.
+    s.ok(
+        "ragdown_recall",
+        json!({"query": "restore", "some_future_option": true}),
+    )
+    .await;
     // Still answering.
     s.ok("ragdown_stats", json!({})).await;
 }

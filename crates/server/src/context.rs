@@ -91,7 +91,6 @@ pub enum ContextFormat {
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ContextArgs {
     /// The user's prompt (may be empty, e.g. with `reset` after a compaction).
     pub prompt: String,

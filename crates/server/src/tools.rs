@@ -35,7 +35,6 @@ pub enum RecallFormat {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RecallArgs {
     /// What to look for, in words or with the exact name, error or flag.
     pub query: String,
@@ -59,7 +58,6 @@ pub struct RecallArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ReadArgs {
     /// A document path relative to the folder, or a wikilink target (`Note`, `Note#Heading`, `sub/Note`, an alias).
     pub path: String,
@@ -72,7 +70,6 @@ pub struct ReadArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct PathArgs {
     /// A document path relative to the folder.
     pub path: String,
@@ -87,7 +84,6 @@ pub enum ListSort {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ListToolArgs {
     #[serde(default)]
     pub path_prefix: Option<String>,
@@ -107,7 +103,6 @@ pub struct ListToolArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct StatsArgs {
     /// Also list every document with its chunk count.
     #[serde(default)]
@@ -115,7 +110,6 @@ pub struct StatsArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RememberToolArgs {
     pub title: String,
     /// The body, in Markdown.
@@ -133,7 +127,6 @@ pub struct RememberToolArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct WriteToolArgs {
     /// A Markdown path (.md, .markdown, .mdx) relative to the folder.
     pub path: String,
@@ -151,7 +144,6 @@ pub struct WriteToolArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct EditItem {
     /// The exact passage to replace, character for character.
     pub old_text: String,
@@ -163,7 +155,6 @@ pub struct EditItem {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct EditArgs {
     pub path: String,
     /// Applied in order, all or nothing.
@@ -173,7 +164,6 @@ pub struct EditArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct MoveArgs {
     /// The document or subfolder to move.
     pub from: String,
@@ -182,7 +172,6 @@ pub struct MoveArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct DeleteArgs {
     pub path: String,
     /// Needed to delete a non-empty subfolder.
@@ -194,7 +183,6 @@ pub struct DeleteArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ReindexArgs {
     /// Drop everything and re-embed every document.
     #[serde(default)]

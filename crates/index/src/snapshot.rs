@@ -158,20 +158,11 @@ impl Snapshot {
 
     pub(crate) fn push_chunk(&mut self, c: StoredChunk) {
         Arc::make_mut(&mut self.document_chunks)
-            .entry(c.document_id)
+            .entry(c.record.document_id)
             .or_default()
-            .push(c.id);
+            .push(c.record.id);
         self.pending.vectors.extend_from_slice(&c.vector);
-        self.pending.chunks.push(ChunkRecord {
-            id: c.id,
-            document_id: c.document_id,
-            ord: c.ord,
-            line_start: c.line_start,
-            line_end: c.line_end,
-            heading: c.heading,
-            breadcrumb: c.breadcrumb,
-            text: c.text,
-        });
+        self.pending.chunks.push(c.record);
     }
 
     /// Freezes chunks pushed since the last seal into a segment.

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::{DocumentRecord, IndexError, Result};
+use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
 
 /// Bumped when the tables change shape; a mismatch rebuilds the index.
 pub const STORE_VERSION: u32 = 1;
@@ -52,14 +52,7 @@ CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, path TEXT NOT
 /// A chunk as stored, with its vector.
 #[derive(Debug, Clone)]
 pub struct StoredChunk {
-    pub id: i64,
-    pub document_id: i64,
-    pub ord: u32,
-    pub line_start: u32,
-    pub line_end: u32,
-    pub heading: String,
-    pub breadcrumb: String,
-    pub text: String,
+    pub record: ChunkRecord,
     pub vector: Vec<f32>,
 }
 
@@ -192,14 +185,16 @@ impl Store {
         let rows = stmt
             .query_map([document_id], |r| {
                 Ok(StoredChunk {
-                    id: r.get(0)?,
-                    document_id: r.get(1)?,
-                    ord: r.get(2)?,
-                    line_start: r.get(3)?,
-                    line_end: r.get(4)?,
-                    heading: r.get(5)?,
-                    breadcrumb: r.get(6)?,
-                    text: r.get(7)?,
+                    record: ChunkRecord {
+                        id: r.get(0)?,
+                        document_id: r.get(1)?,
+                        ord: r.get(2)?,
+                        line_start: r.get(3)?,
+                        line_end: r.get(4)?,
+                        heading: r.get(5)?,
+                        breadcrumb: r.get(6)?,
+                        text: r.get(7)?,
+                    },
                     vector: blob_to_vector(&r.get::<_, Vec<u8>>(8)?),
                 })
             })

@@ -12,7 +12,7 @@ use ragdown_embed::TextKind;
 use ragdown_markdown::links::join_relative;
 use ragdown_markdown::{Chunk, LinkKind};
 
-use crate::snapshot::Snapshot;
+use crate::snapshot::{ChunkRecord, Snapshot};
 use crate::store::{NewChunk, StoredChunk};
 use crate::walk::{FileEntry, walk};
 use crate::{DocumentRecord, Index, LinkRecord, Result};
@@ -324,14 +324,16 @@ impl Index {
                 p.chunks.into_iter().zip(&p.keys).zip(chunk_ids).enumerate()
             {
                 run.working.push_chunk(StoredChunk {
-                    id: chunk_id,
-                    document_id: id,
-                    ord: ord as u32,
-                    line_start: chunk.line_start as u32,
-                    line_end: chunk.line_end as u32,
-                    heading: chunk.heading,
-                    breadcrumb: chunk.breadcrumb,
-                    text: chunk.text,
+                    record: ChunkRecord {
+                        id: chunk_id,
+                        document_id: id,
+                        ord: ord as u32,
+                        line_start: chunk.line_start as u32,
+                        line_end: chunk.line_end as u32,
+                        heading: chunk.heading,
+                        breadcrumb: chunk.breadcrumb,
+                        text: chunk.text,
+                    },
                     vector: vectors.get(key).cloned().unwrap_or_default(),
                 });
             }

@@ -55,7 +55,7 @@ fn assert_snapshot_matches_records(index: &Index) {
     let store = index.store().unwrap();
     let stored = store.chunks(None).unwrap();
     let live: Vec<i64> = snap.chunks().map(|(c, _)| c.id).collect();
-    assert_eq!(live, stored.iter().map(|c| c.id).collect::<Vec<_>>());
+    assert_eq!(live, stored.iter().map(|c| c.record.id).collect::<Vec<_>>());
     assert_eq!(snap.document_count(), store.documents().unwrap().len());
 }
 

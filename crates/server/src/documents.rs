@@ -292,17 +292,12 @@ pub fn list(engine: &Engine, args: &ListArgs) -> Result<String, ToolError> {
         format!("documents: {total}")
     }];
     for d in docs.into_iter().take(shown) {
-        let mut line = format!("{} — {}", d.path, d.title);
-        if !d.tags.is_empty() {
-            line.push_str(&format!(
-                " [{}]",
-                d.tags
-                    .iter()
-                    .map(|t| format!("#{t}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-        }
+        let mut line = format!(
+            "{} — {}{}",
+            d.path,
+            d.title,
+            crate::format::tag_list(&d.tags)
+        );
         line.push_str(&format!(" (changed {}", day(d.mtime_ns)));
         if let Some(by) = &d.created_by {
             line.push_str(&format!(", written by an agent with {by}"));

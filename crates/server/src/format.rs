@@ -28,21 +28,19 @@ pub fn iso(mtime_ns: i64) -> String {
         .unwrap_or_default()
 }
 
+/// ` [#a #b]`, or nothing for no tags.
+pub fn tag_list(tags: &[String]) -> String {
+    if tags.is_empty() {
+        return String::new();
+    }
+    let marked: Vec<String> = tags.iter().map(|t| format!("#{t}")).collect();
+    format!(" [{}]", marked.join(" "))
+}
+
 /// The header of one hit, without the `[n] ` prefix.
 pub fn hit_header(hit: &Hit) -> String {
     let doc = &hit.document;
-    let tags = if doc.tags.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " [{}]",
-            doc.tags
-                .iter()
-                .map(|t| format!("#{t}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        )
-    };
+    let tags = tag_list(&doc.tags);
     let agent = doc
         .created_by
         .as_ref()

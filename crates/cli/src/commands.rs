@@ -172,17 +172,25 @@ pub fn stdio(settings: &Settings) -> Result<()> {
         index,
         settings.server.clone(),
     ));
-    let background = engine.clone();
-    std::thread::spawn(move || {
-        if let Err(e) = background.sync() {
-            tracing::error!("the first sync failed: {e}");
-        }
-    });
+    // The first sync and every later one run on the follower's thread, so searches answer
+    // from what is indexed meanwhile.
+    let recorder = engine.clone();
+    let follower = ragdown_index::watch::Follower::start(
+        engine.index.clone(),
+        settings.watch,
+        move |outcome| match outcome {
+            Ok(report) => recorder.record_sync(&report),
+            Err(e) => tracing::error!("sync failed: {e}"),
+        },
+    );
+    follower.nudge();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime
+    let served = runtime
         .block_on(ragdown_server::mcp::serve_stdio(engine))
-        .map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"))
+        .map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"));
+    drop(follower);
+    served
 }

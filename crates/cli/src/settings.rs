@@ -20,6 +20,8 @@ pub struct Settings {
     pub follow_links: usize,
     /// `RAGDOWN_DOCS_DIR`.
     pub docs_dir: Option<PathBuf>,
+    /// `RAGDOWN_WATCH`: follow changes with a file watcher (else poll every 60 s).
+    pub watch: bool,
     /// Everything the MCP server reads.
     pub server: ragdown_server::ServerSettings,
 }
@@ -95,6 +97,7 @@ impl Settings {
             max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,
             follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
             docs_dir: var("RAGDOWN_DOCS_DIR").map(|d| expand_home(&d)),
+            watch: boolean("RAGDOWN_WATCH", true)?,
             server: ragdown_server::ServerSettings {
                 text_limit: number("RAGDOWN_TEXT_LIMIT", 2000)?,
                 notes_dir: var("RAGDOWN_NOTES_DIR").unwrap_or_else(|| "notes".into()),

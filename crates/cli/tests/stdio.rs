@@ -654,7 +654,8 @@ async fn delete_needs_recursive_for_folders_and_checks_hash() {
 
 #[tokio::test]
 async fn list_and_reindex() {
-    let s = start().await;
+    // Without the watcher, so only ragdown_reindex picks up the new file.
+    let s = start_with(&[("RAGDOWN_WATCH", "false")]).await;
     let listed = s.ok("ragdown_list", json!({"tag": "db"})).await;
     let re = regex::Regex::new(r"^documents: 1\nops/pg\.md — PG \[#db\] \(changed \d{4}-\d{2}-\d{2}, aliases Postgres Guide\)$").unwrap();
     assert!(re.is_match(&listed), "{listed}");
@@ -791,4 +792,32 @@ async fn more_refusals_and_folder_moves() {
         assert!(stats.get(key).is_some(), "stats lacks {key}: {stats}");
     }
     assert_eq!(stats["embedder"], "hash-384");
+}
+
+#[tokio::test]
+async fn an_edit_saved_on_disk_is_searchable_within_two_seconds() {
+    let s = start().await;
+    std::fs::write(
+        s.docs.path().join("ops/backups.md"),
+        "# Backups\n\n## Restore\n\nUse zstd-compressed archives.\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let hits = s
+            .ok(
+                "ragdown_recall",
+                json!({"query": "zstd compressed archives", "top_k": 1}),
+            )
+            .await;
+        if hits.contains("zstd-compressed") {
+            break;
+        }
+        // Bounded: the watcher debounces 750 ms; a loaded CI machine gets some slack.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the edit never became searchable"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }

@@ -11,6 +11,7 @@ pub mod snapshot;
 pub mod store;
 mod sync;
 pub mod walk;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

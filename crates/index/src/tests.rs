@@ -335,3 +335,70 @@ fn reset_then_sync_re_embeds_everything() {
     assert_eq!((report.added, report.embedded), (1, 2));
     assert_eq!(all_bm25(&index, "alpha").len(), 1);
 }
+
+/// Waits (bounded) until `check` holds.
+fn eventually(what: &str, check: impl Fn() -> bool) {
+    for _ in 0..200 {
+        if check() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+#[test]
+fn the_watcher_follows_edits_creates_renames_and_deletes() {
+    let f = Fixture::new();
+    f.write("a.md", "# A\n\nalpha words");
+    let index = Arc::new(f.open());
+    index.sync().unwrap();
+    let syncs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = syncs.clone();
+    let _follower = watch::Follower::start(index.clone(), true, move |r| {
+        r.unwrap();
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    let has = |path: &str| index.snapshot().document_by_path(path).is_some();
+    f.write("a.md", "# A\n\nbeta words");
+    eventually("the edit is searchable", || {
+        all_bm25(&index, "beta").len() == 1
+    });
+    f.write("sub/new.md", "# New\n\ngamma");
+    eventually("the new file is indexed", || has("sub/new.md"));
+    std::fs::rename(
+        f.docs.path().join("sub/new.md"),
+        f.docs.path().join("sub/renamed.md"),
+    )
+    .unwrap();
+    eventually("the rename is followed", || {
+        has("sub/renamed.md") && !has("sub/new.md")
+    });
+    std::fs::remove_file(f.docs.path().join("a.md")).unwrap();
+    eventually("the delete is followed", || !has("a.md"));
+    // Dot-folders do not wake the watcher (once the syncs above have settled).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let before = syncs.load(std::sync::atomic::Ordering::SeqCst);
+    f.write(".obsidian/workspace.md", "noise");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert_eq!(syncs.load(std::sync::atomic::Ordering::SeqCst), before);
+}
+
+#[test]
+fn polling_follows_changes_when_watching_is_off() {
+    let f = Fixture::new();
+    let index = Arc::new(f.open());
+    index.sync().unwrap();
+    let _follower = watch::Follower::start_with_poll(
+        index.clone(),
+        false,
+        std::time::Duration::from_millis(200),
+        |r| {
+            r.unwrap();
+        },
+    );
+    f.write("polled.md", "delta");
+    eventually("polling picks up the file", || {
+        index.snapshot().document_by_path("polled.md").is_some()
+    });
+}

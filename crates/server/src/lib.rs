@@ -159,12 +159,17 @@ impl Engine {
     /// Syncs now and remembers the report.
     pub fn sync(&self) -> Result<SyncReport, ToolError> {
         let report = self.index.sync()?;
+        self.record_sync(&report);
+        Ok(report)
+    }
+
+    /// Remembers a finished sync (the watcher's too) for `ragdown_stats`.
+    pub fn record_sync(&self, report: &SyncReport) {
         if let Ok(mut last) = self.last_sync.lock() {
             *last = Some(LastSync {
                 report: report.clone(),
                 at: SystemTime::now(),
             });
         }
-        Ok(report)
     }
 }

@@ -2,9 +2,11 @@
 //! print results for people (text) or scripts (`--json`) on stdout.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
+use ragdown_index::lock::{self, PrimaryLock};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::{Hit, SearchOptions};
 use serde_json::json;
@@ -12,25 +14,56 @@ use serde_json::json;
 use crate::progress::{DownloadBar, sync_with_bar};
 use crate::settings::{Settings, docs_dir};
 
-/// Loads the embedder (downloading a preset on first use) and opens the index of `dir`.
-pub fn open_index(settings: &Settings, dir: &Path) -> Result<Index> {
+/// An opened index and, when this process is its primary, the lock that says so.
+pub struct Opened {
+    pub index: Index,
+    pub primary: Option<PrimaryLock>,
+}
+
+/// Loads the embedder (downloading a preset on first use) and opens the index of `dir`: as
+/// its primary when no other process is, else as a reader of the primary's store.
+pub fn open_index(settings: &Settings, dir: &Path) -> Result<Opened> {
     let root = docs_dir(dir)?;
+    let data_dir = settings.data_dir_for(&root);
+    let primary = lock::try_become_primary(&data_dir)
+        .with_context(|| format!("taking the primary lock in {}", data_dir.display()))?;
     let embedder = ragdown_embed::load(&settings.embedder, &DownloadBar::new())
         .with_context(|| format!("loading the embedder {:?}", settings.embedder.name))?;
-    let index = Index::open(
-        IndexSettings {
-            data_dir: settings.data_dir_for(&root),
-            root,
-            max_file_bytes: settings.max_file_bytes,
-        },
-        embedder,
-    )?;
-    Ok(index)
+    let index_settings = IndexSettings {
+        data_dir,
+        root,
+        max_file_bytes: settings.max_file_bytes,
+    };
+    if primary.is_some() {
+        let index = Index::open(index_settings, embedder)?;
+        return Ok(Opened { index, primary });
+    }
+    // The primary may be creating the index right now: retry for a while.
+    let mut attempt = 0;
+    loop {
+        match Index::open_reader(index_settings.clone(), embedder.clone()) {
+            Ok(index) => return Ok(Opened { index, primary }),
+            Err(e) if attempt < 20 => {
+                tracing::info!("waiting for the primary to create the index: {e}");
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
-    let index = open_index(settings, dir)?;
-    let report = sync_with_bar(&index)?;
+    let Opened { index, primary } = open_index(settings, dir)?;
+    let report = if primary.is_some() {
+        sync_with_bar(&index)?
+    } else {
+        // A running server is the primary: it syncs, this process reports.
+        let answer = lock::request_sync(&index.settings().data_dir, Duration::from_secs(30 * 60))?;
+        index.refresh()?;
+        serde_json::from_str(&answer)
+            .with_context(|| format!("the primary could not sync: {answer}"))?
+    };
     let snap = index.snapshot();
     println!(
         "indexed {} documents, {} chunks in {:.2} s: {} added, {} updated, {} removed, {} unchanged, {} chunks embedded",
@@ -87,8 +120,10 @@ pub fn hit_json(hit: &Hit) -> serde_json::Value {
 }
 
 pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags) -> Result<()> {
-    let index = open_index(settings, dir)?;
-    sync_with_bar(&index)?;
+    let Opened { index, primary } = open_index(settings, dir)?;
+    if primary.is_some() {
+        sync_with_bar(&index)?;
+    }
     let options = SearchOptions {
         limit: flags.top_k,
         path_prefix: flags.path_prefix.map(|p| p.trim_matches('/').to_string()),
@@ -127,7 +162,12 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
 }
 
 pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
-    let index = open_index(settings, dir)?;
+    let Opened { index, primary } = open_index(settings, dir)?;
+    let role = if primary.is_some() {
+        "primary"
+    } else {
+        "reader"
+    };
     let snap = index.snapshot();
     let embedder: &Arc<dyn ragdown_embed::Embedder> = index.embedder();
     let value = json!({
@@ -137,6 +177,7 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
         "chunks": snap.chunk_count(),
         "embedder": embedder.id(),
         "dim": embedder.dim(),
+        "role": role,
     });
     if as_json {
         println!("{value}");
@@ -160,7 +201,8 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     let dir = settings.docs_dir.clone().context(
         "RAGDOWN_DOCS_DIR is not set: point it at the directory of Markdown files to serve",
     )?;
-    let index = Arc::new(open_index(settings, &dir)?);
+    let Opened { index, primary } = open_index(settings, &dir)?;
+    let index = Arc::new(index);
     let name = index
         .settings()
         .root
@@ -172,18 +214,19 @@ pub fn stdio(settings: &Settings) -> Result<()> {
         index,
         settings.server.clone(),
     ));
-    // The first sync and every later one run on the follower's thread, so searches answer
-    // from what is indexed meanwhile.
-    let recorder = engine.clone();
-    let follower = ragdown_index::watch::Follower::start(
-        engine.index.clone(),
-        settings.watch,
-        move |outcome| match outcome {
-            Ok(report) => recorder.record_sync(&report),
-            Err(e) => tracing::error!("sync failed: {e}"),
-        },
-    );
-    follower.nudge();
+    let duties: Arc<Mutex<Option<PrimaryDuties>>> = Arc::new(Mutex::new(None));
+    match primary {
+        Some(lock) => {
+            *duties.lock().map_err(|_| anyhow::anyhow!("poisoned"))? =
+                Some(PrimaryDuties::start(&engine, lock, settings.watch));
+        }
+        None => watch_for_takeover(
+            engine.clone(),
+            duties.clone(),
+            settings.watch,
+            settings.takeover_every,
+        ),
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -191,6 +234,76 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     let served = runtime
         .block_on(ragdown_server::mcp::serve_stdio(engine))
         .map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"));
-    drop(follower);
+    if let Ok(mut d) = duties.lock() {
+        d.take();
+    }
     served
+}
+
+/// What the primary does besides answering tools: follow the folder, and sync for readers.
+struct PrimaryDuties {
+    _follower: ragdown_index::watch::Follower,
+    _lock: Arc<PrimaryLock>,
+}
+
+impl PrimaryDuties {
+    fn start(engine: &Arc<ragdown_server::Engine>, lock: PrimaryLock, watch: bool) -> Self {
+        let lock = Arc::new(lock);
+        let server_engine = engine.clone();
+        let server_lock = lock.clone();
+        std::thread::spawn(move || {
+            lock::serve_requests(&server_lock.listener, || {
+                server_engine.answer_sync_request()
+            });
+        });
+        // The first sync and every later one run on the follower's thread, so searches answer
+        // from what is indexed meanwhile.
+        let recorder = engine.clone();
+        let follower =
+            ragdown_index::watch::Follower::start(engine.index.clone(), watch, move |outcome| {
+                match outcome {
+                    Ok(report) => recorder.record_sync(&report),
+                    Err(e) => tracing::error!("sync failed: {e}"),
+                }
+            });
+        follower.nudge();
+        Self {
+            _follower: follower,
+            _lock: lock,
+        }
+    }
+}
+
+/// A reader tries to take the primary's place every `every`: when the primary is gone (even
+/// killed), the next attempt gets its lock and this process starts indexing and watching.
+fn watch_for_takeover(
+    engine: Arc<ragdown_server::Engine>,
+    duties: Arc<Mutex<Option<PrimaryDuties>>>,
+    watch: bool,
+    every: Duration,
+) {
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(every);
+            let data_dir = engine.index.settings().data_dir.clone();
+            match lock::try_become_primary(&data_dir) {
+                Ok(Some(lock)) => {
+                    if let Err(e) = engine.index.promote() {
+                        tracing::error!("taking over as primary failed: {e}");
+                        continue;
+                    }
+                    tracing::info!(
+                        "the primary is gone: this process now indexes {}",
+                        data_dir.display()
+                    );
+                    if let Ok(mut d) = duties.lock() {
+                        *d = Some(PrimaryDuties::start(&engine, lock, watch));
+                    }
+                    return;
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("checking for the primary failed: {e}"),
+            }
+        }
+    });
 }

@@ -22,6 +22,8 @@ pub struct Settings {
     pub docs_dir: Option<PathBuf>,
     /// `RAGDOWN_WATCH`: follow changes with a file watcher (else poll every 60 s).
     pub watch: bool,
+    /// `RAGDOWN_TAKEOVER_MS`: how often a reader checks whether the primary is gone.
+    pub takeover_every: std::time::Duration,
     /// Everything the MCP server reads.
     pub server: ragdown_server::ServerSettings,
 }
@@ -98,6 +100,10 @@ impl Settings {
             follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
             docs_dir: var("RAGDOWN_DOCS_DIR").map(|d| expand_home(&d)),
             watch: boolean("RAGDOWN_WATCH", true)?,
+            takeover_every: std::time::Duration::from_millis(number(
+                "RAGDOWN_TAKEOVER_MS",
+                10_000,
+            )?),
             server: ragdown_server::ServerSettings {
                 text_limit: number("RAGDOWN_TEXT_LIMIT", 2000)?,
                 notes_dir: var("RAGDOWN_NOTES_DIR").unwrap_or_else(|| "notes".into()),

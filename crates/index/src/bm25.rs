@@ -52,7 +52,8 @@ pub struct Bm25Chunk<'a> {
 pub struct Bm25 {
     index: Index,
     reader: IndexReader,
-    writer: Mutex<IndexWriter>,
+    /// `None` in a reader process.
+    writer: Mutex<Option<IndexWriter>>,
     fields: Fields,
     analyzer: TextAnalyzer,
 }
@@ -88,6 +89,10 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
+fn new_writer(index: &Index) -> Result<IndexWriter> {
+    index.writer_with_num_threads(1, 50_000_000).map_err(err)
+}
+
 impl Bm25 {
     /// Opens the index in `dir`, creating it when absent; a corrupt one is wiped and recreated.
     pub fn open(dir: &Path) -> Result<Self> {
@@ -101,13 +106,26 @@ impl Bm25 {
         }
     }
 
+    /// Opens the index without a writer (another process writes it).
+    pub fn open_reader(dir: &Path) -> Result<Self> {
+        Self::open_with(dir, false)
+    }
+
     fn open_inner(dir: &Path) -> Result<Self> {
+        Self::open_with(dir, true)
+    }
+
+    fn open_with(dir: &Path, write: bool) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(err)?;
         let (schema, fields) = schema();
         let directory = tantivy::directory::MmapDirectory::open(dir).map_err(err)?;
         let index = Index::open_or_create(directory, schema).map_err(err)?;
         index.tokenizers().register(ANALYZER, analyzer());
-        let writer = index.writer_with_num_threads(1, 50_000_000).map_err(err)?;
+        let writer = if write {
+            Some(new_writer(&index)?)
+        } else {
+            None
+        };
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -129,21 +147,42 @@ impl Bm25 {
         Some((version.parse().ok()?, generation.parse().ok()?))
     }
 
-    fn writer(&self) -> Result<std::sync::MutexGuard<'_, IndexWriter>> {
-        self.writer
+    /// Runs `f` with the writer; a reader process has none.
+    fn with_writer<T>(&self, f: impl FnOnce(&mut IndexWriter) -> Result<T>) -> Result<T> {
+        let mut guard = self
+            .writer
             .lock()
-            .map_err(|_| IndexError::Bm25("a previous BM25 write panicked".into()))
+            .map_err(|_| IndexError::Bm25("a previous BM25 write panicked".into()))?;
+        f(guard.as_mut().ok_or(IndexError::Reader)?)
+    }
+
+    /// Takes the writer (this process became the primary).
+    pub fn promote(&self) -> Result<()> {
+        let mut guard = self
+            .writer
+            .lock()
+            .map_err(|_| IndexError::Bm25("a previous BM25 write panicked".into()))?;
+        if guard.is_none() {
+            *guard = Some(new_writer(&self.index)?);
+        }
+        Ok(())
+    }
+
+    /// Picks up another process's commits.
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(err)
     }
 
     pub fn remove_path(&self, path: &str) -> Result<()> {
-        self.writer()?
-            .delete_term(Term::from_field_text(self.fields.path, path));
-        Ok(())
+        let term = Term::from_field_text(self.fields.path, path);
+        self.with_writer(|w| {
+            w.delete_term(term);
+            Ok(())
+        })
     }
 
     pub fn clear(&self) -> Result<()> {
-        self.writer()?.delete_all_documents().map_err(err)?;
-        Ok(())
+        self.with_writer(|w| w.delete_all_documents().map(|_| ()).map_err(err))
     }
 
     pub fn add(&self, c: &Bm25Chunk<'_>) -> Result<()> {
@@ -156,18 +195,16 @@ impl Bm25 {
         doc.add_text(f.title, c.title);
         doc.add_text(f.aliases, c.aliases);
         doc.add_text(f.tags, c.tags);
-        self.writer()?.add_document(doc).map_err(err)?;
-        Ok(())
+        self.with_writer(|w| w.add_document(doc).map(|_| ()).map_err(err))
     }
 
     /// Commits pending writes, recording `generation`, and makes them visible to searches.
     pub fn commit(&self, generation: u64) -> Result<()> {
-        {
-            let mut writer = self.writer()?;
-            let mut prepared = writer.prepare_commit().map_err(err)?;
+        self.with_writer(|w| {
+            let mut prepared = w.prepare_commit().map_err(err)?;
             prepared.set_payload(&format!("{BM25_VERSION}:{generation}"));
-            prepared.commit().map_err(err)?;
-        }
+            prepared.commit().map(|_| ()).map_err(err)
+        })?;
         self.reader.reload().map_err(err)
     }
 

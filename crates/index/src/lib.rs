@@ -6,6 +6,7 @@
 //! for a running sync.
 
 mod bm25;
+pub mod lock;
 mod resolve;
 pub mod snapshot;
 pub mod store;
@@ -43,6 +44,10 @@ pub enum IndexError {
     },
     #[error("the index lock was poisoned by a panic; restart ragdown")]
     Poisoned,
+    #[error("this process is a reader of the index; the primary process syncs it")]
+    Reader,
+    #[error("the index needs a rebuild ({0}); start the primary server first")]
+    NeedsPrimary(String),
 }
 
 pub type Result<T> = std::result::Result<T, IndexError>;
@@ -113,6 +118,10 @@ pub struct Index {
     embedded_chunks: AtomicU64,
     /// Why the index was rebuilt when opened, if it was.
     rebuilt_because: Option<String>,
+    /// Whether this process writes the index (the primary) or only reads it.
+    writable: AtomicBool,
+    /// The records' generation the snapshot of a reader was loaded at.
+    loaded_generation: AtomicU64,
 }
 
 const RECORDS_FILE: &str = "records.sqlite";
@@ -186,9 +195,85 @@ impl Index {
             status: SyncStatus::default(),
             embedded_chunks: AtomicU64::new(0),
             rebuilt_because,
+            writable: AtomicBool::new(true),
+            loaded_generation: AtomicU64::new(0),
         };
         index.catch_up_bm25()?;
         Ok(index)
+    }
+
+    /// Opens the index as a reader: never rebuilds or writes, sees the primary's commits
+    /// through [`Index::refresh`], and fails when the records do not match this embedder.
+    pub fn open_reader(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        let store = store::Store::open(&settings.data_dir.join(RECORDS_FILE))?;
+        for (key, want) in [
+            ("embedder", embedder.id().to_string()),
+            ("dim", embedder.dim().to_string()),
+            (
+                "chunker_version",
+                ragdown_markdown::CHUNKER_VERSION.to_string(),
+            ),
+            ("store_version", store::STORE_VERSION.to_string()),
+        ] {
+            let have = store.meta(key)?;
+            if have.as_deref() != Some(want.as_str()) {
+                return Err(IndexError::NeedsPrimary(format!(
+                    "its {key} is {} but this process uses {want}",
+                    have.as_deref().unwrap_or("unset")
+                )));
+            }
+        }
+        let bm25 = bm25::Bm25::open_reader(&settings.data_dir.join("bm25"))?;
+        let generation = store.generation()?;
+        let snapshot = Snapshot::load(embedder.dim(), store.documents()?, store.chunks(None)?);
+        Ok(Self {
+            settings,
+            embedder,
+            store: Mutex::new(store),
+            bm25,
+            snapshot: RwLock::new(Arc::new(snapshot)),
+            sync_lock: Mutex::new(()),
+            status: SyncStatus::default(),
+            embedded_chunks: AtomicU64::new(0),
+            rebuilt_because: None,
+            writable: AtomicBool::new(false),
+            loaded_generation: AtomicU64::new(generation),
+        })
+    }
+
+    /// Whether this process writes the index.
+    pub fn is_writable(&self) -> bool {
+        self.writable.load(Ordering::Relaxed)
+    }
+
+    /// In a reader: picks up what the primary committed since the last look. Cheap when
+    /// nothing changed (one small query). Returns whether anything was reloaded.
+    pub fn refresh(&self) -> Result<bool> {
+        if self.is_writable() {
+            return Ok(false);
+        }
+        let store = self.store()?;
+        let generation = store.generation()?;
+        if generation == self.loaded_generation.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let snapshot = Snapshot::load(self.embedder.dim(), store.documents()?, store.chunks(None)?);
+        drop(store);
+        self.bm25.reload()?;
+        self.publish(Arc::new(snapshot));
+        self.loaded_generation.store(generation, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    /// Turns a reader into the primary (after it took the primary lock): it may now write.
+    pub fn promote(&self) -> Result<()> {
+        if self.is_writable() {
+            return Ok(());
+        }
+        self.refresh()?;
+        self.bm25.promote()?;
+        self.writable.store(true, Ordering::Relaxed);
+        self.catch_up_bm25()
     }
 
     pub fn settings(&self) -> &IndexSettings {
@@ -233,6 +318,9 @@ impl Index {
     /// Drops every record, cached vector and BM25 entry, so the next sync re-embeds
     /// everything (`ragdown_reindex {full: true}`).
     pub fn reset(&self) -> Result<()> {
+        if !self.is_writable() {
+            return Err(IndexError::Reader);
+        }
         let _one_at_a_time = self.sync_lock.lock().map_err(|_| IndexError::Poisoned)?;
         let mut store = self.store()?;
         store.clear()?;

@@ -25,7 +25,7 @@ const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 const BM25_COMMIT_EVERY: Duration = Duration::from_secs(5);
 
 /// What one sync did.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SyncReport {
     pub added: usize,
     pub updated: usize,
@@ -65,6 +65,9 @@ impl Index {
     /// Brings the index level with the folder. Syncs never overlap: a second caller waits
     /// for the first to finish, then runs its own (cheap when nothing changed).
     pub fn sync(&self) -> Result<SyncReport> {
+        if !self.is_writable() {
+            return Err(crate::IndexError::Reader);
+        }
         let _one_at_a_time = self
             .sync_lock
             .lock()

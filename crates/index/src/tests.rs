@@ -402,3 +402,51 @@ fn polling_follows_changes_when_watching_is_off() {
         index.snapshot().document_by_path("polled.md").is_some()
     });
 }
+
+#[test]
+fn a_reader_sees_the_primary_commits_and_can_take_over() {
+    let f = Fixture::new();
+    f.write("a.md", "# A\n\nalpha words");
+    let primary = f.open();
+    primary.sync().unwrap();
+    let settings = primary.settings().clone();
+    let reader = Index::open_reader(settings, Arc::new(HashEmbedder::new(64))).unwrap();
+    assert!(!reader.is_writable());
+    assert_eq!(reader.snapshot().document_count(), 1);
+    assert!(matches!(reader.sync(), Err(IndexError::Reader)));
+    assert!(!reader.refresh().unwrap(), "nothing changed yet");
+    f.write("b.md", "# B\n\nbeta words");
+    primary.sync().unwrap();
+    assert!(reader.refresh().unwrap());
+    assert_eq!(reader.snapshot().document_count(), 2);
+    assert_eq!(
+        all_bm25(&reader, "beta").len(),
+        1,
+        "the reader sees the primary's BM25 commit"
+    );
+    drop(primary);
+    reader.promote().unwrap();
+    f.write("c.md", "# C\n\ngamma words");
+    let report = reader.sync().unwrap();
+    assert_eq!(report.added, 1);
+    assert_eq!(all_bm25(&reader, "gamma").len(), 1);
+}
+
+#[test]
+fn a_reader_refuses_records_of_another_embedder() {
+    let f = Fixture::new();
+    f.write("a.md", "text");
+    f.open_with(64).sync().unwrap();
+    let settings = IndexSettings {
+        root: f.docs.path().to_path_buf(),
+        data_dir: f.data.path().to_path_buf(),
+        max_file_bytes: 65536,
+    };
+    let err = Index::open_reader(settings, Arc::new(HashEmbedder::new(32)))
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("start the primary server first"),
+        "{err}"
+    );
+}

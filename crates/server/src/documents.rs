@@ -331,9 +331,9 @@ pub fn stats(engine: &Engine, include_files: bool) -> Result<String, ToolError> 
         "files": snap.document_count(),
         "chunks": snap.chunk_count(),
         "embedder": engine.index.embedder().id(),
-        "role": "primary",
+        "role": if engine.is_primary() { "primary" } else { "reader" },
         "read_only": engine.settings.read_only,
-        "syncing": status.syncing.load(Ordering::Relaxed),
+        "syncing": engine.is_primary().then(|| status.syncing.load(Ordering::Relaxed)),
         "progress": {
             "files_done": status.files_done.load(Ordering::Relaxed),
             "files_total": status.files_total.load(Ordering::Relaxed),

@@ -124,6 +124,9 @@ impl Default for ServerSettings {
     }
 }
 
+/// How long a reader waits for the primary to finish a forwarded sync.
+pub const SYNC_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
 /// The last finished sync, for `ragdown_stats`.
 #[derive(Debug, Clone)]
 pub struct LastSync {
@@ -156,11 +159,39 @@ impl Engine {
         &self.index.settings().root
     }
 
-    /// Syncs now and remembers the report.
+    /// Whether this process is the index's primary (else a reader of the same store).
+    pub fn is_primary(&self) -> bool {
+        self.index.is_writable()
+    }
+
+    /// Syncs now and remembers the report. A reader forwards the request to the primary and
+    /// then picks up what it committed.
     pub fn sync(&self) -> Result<SyncReport, ToolError> {
+        if !self.is_primary() {
+            let data_dir = &self.index.settings().data_dir;
+            let answer = ragdown_index::lock::request_sync(data_dir, SYNC_REQUEST_TIMEOUT)
+                .map_err(|e| {
+                    ToolError::internal(format!(
+                        "the primary ragdown process could not be reached ({e}); it may be restarting: try again in a few seconds"
+                    ))
+                })?;
+            let report: SyncReport = serde_json::from_str(&answer).map_err(|_| {
+                ToolError::internal(format!("the primary could not sync: {answer}"))
+            })?;
+            self.index.refresh()?;
+            return Ok(report);
+        }
         let report = self.index.sync()?;
         self.record_sync(&report);
         Ok(report)
+    }
+
+    /// The primary's answer to a forwarded sync request: the report as JSON, or the error.
+    pub fn answer_sync_request(&self) -> String {
+        match self.sync() {
+            Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+            Err(e) => e.message,
+        }
     }
 
     /// Remembers a finished sync (the watcher's too) for `ragdown_stats`.

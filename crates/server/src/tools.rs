@@ -354,6 +354,8 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
         };
         return Err(ToolError::not_found(format!("unknown tool: {name}{why}")));
     };
+    // A reader first picks up whatever the primary committed meanwhile.
+    engine.index.refresh()?;
     let args = if args.is_null() {
         Value::Object(Default::default())
     } else {

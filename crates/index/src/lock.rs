@@ -1,0 +1,110 @@
+//! One primary per data dir. The primary holds an exclusive lock on `<data dir>/primary.lock`
+//! for its whole life (the kernel drops it when the process dies, even on `kill -9`, so a dead
+//! primary never blocks a takeover) and listens on `<data dir>/primary.sock`, where readers
+//! forward sync requests. Everyone else is a reader of the same records.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Held by the primary for as long as it lives.
+pub struct PrimaryLock {
+    _lock: File,
+    pub listener: UnixListener,
+    socket: PathBuf,
+}
+
+impl Drop for PrimaryLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.socket);
+    }
+}
+
+/// `<data dir>/primary.sock`, or a path in the temp dir when that is too long for a socket.
+pub fn socket_path(data_dir: &Path) -> PathBuf {
+    let path = data_dir.join("primary.sock");
+    if path.as_os_str().len() <= 100 {
+        return path;
+    }
+    let digest = blake3::hash(data_dir.to_string_lossy().as_bytes()).to_hex();
+    std::env::temp_dir().join(format!("ragdown-{}.sock", &digest[..16]))
+}
+
+/// Becomes the primary if no live process is: `Ok(None)` means another process is primary.
+pub fn try_become_primary(data_dir: &Path) -> std::io::Result<Option<PrimaryLock>> {
+    std::fs::create_dir_all(data_dir)?;
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(data_dir.join("primary.lock"))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => return Err(e),
+    }
+    let socket = socket_path(data_dir);
+    // A socket file left by a dead primary: we hold the lock, so nobody listens on it.
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket)?;
+    Ok(Some(PrimaryLock {
+        _lock: lock,
+        listener,
+        socket,
+    }))
+}
+
+/// Asks the primary to sync; returns its one-line JSON answer.
+pub fn request_sync(data_dir: &Path, timeout: Duration) -> std::io::Result<String> {
+    let mut stream = UnixStream::connect(socket_path(data_dir))?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.write_all(b"sync\n")?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line)?;
+    Ok(line.trim_end().to_string())
+}
+
+/// Serves sync requests on the primary's socket: each connection sends `sync` and gets the
+/// answer of `handle` as one line. Runs until the listener fails.
+pub fn serve_requests(listener: &UnixListener, handle: impl Fn() -> String) {
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let mut reader = BufReader::new(&stream);
+        let mut request = String::new();
+        if reader.read_line(&mut request).is_err() {
+            continue;
+        }
+        if request.trim() == "sync" {
+            let answer = handle();
+            let _ = (&stream).write_all(format!("{answer}\n").as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_primary_at_a_time_and_forwarding() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = try_become_primary(dir.path())
+            .unwrap()
+            .expect("the first is primary");
+        assert!(
+            try_become_primary(dir.path()).unwrap().is_none(),
+            "a second is a reader"
+        );
+        let listener = first.listener.try_clone().unwrap();
+        std::thread::spawn(move || serve_requests(&listener, || "{\"added\":1}".into()));
+        let answer = request_sync(dir.path(), Duration::from_secs(5)).unwrap();
+        assert_eq!(answer, "{\"added\":1}");
+        drop(first);
+        assert!(
+            try_become_primary(dir.path()).unwrap().is_some(),
+            "the lock is free again"
+        );
+    }
+}

@@ -46,6 +46,11 @@ pub struct BenchArgs {
     /// against the on-topic 10th percentile, to calibrate the hook's MIN_SCORE.
     #[arg(long)]
     offtopic: Option<PathBuf>,
+    /// Also measure the live index with the configured embedder: time from saving an edit to
+    /// finding it, in a generated folder of this many files; and first-index throughput while
+    /// ten threads search the index being built.
+    #[arg(long, default_value_t = 0)]
+    live_files: usize,
     /// Keep the index here (reused by the next run) instead of a fresh temporary one.
     #[arg(long)]
     data_dir: Option<PathBuf>,
@@ -114,18 +119,118 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Times a no-op re-sync of `files` generated documents (median of five).
-fn resync_benchmark(files: usize) -> Result<f64> {
-    let docs = tempfile::tempdir()?;
-    let data = tempfile::tempdir()?;
+/// Writes `files` small generated documents under `root`.
+fn generate_notes(root: &std::path::Path, files: usize) -> Result<()> {
     for i in 0..files {
-        let dir = docs.path().join(format!("d{}", i % 20));
+        let dir = root.join(format!("d{}", i % 20));
         std::fs::create_dir_all(&dir)?;
         std::fs::write(
             dir.join(format!("note-{i}.md")),
             format!("# Note {i}\n\n## Part\n\nSome text for note {i}.\n"),
         )?;
     }
+    Ok(())
+}
+
+/// Milliseconds from saving an edit in a watched folder of `files` documents until a search
+/// finds it (median of five edits).
+fn save_to_searchable(embedder: Arc<dyn ragdown_embed::Embedder>, files: usize) -> Result<f64> {
+    let docs = tempfile::tempdir()?;
+    let data = tempfile::tempdir()?;
+    generate_notes(docs.path(), files)?;
+    let index = Arc::new(Index::open(
+        IndexSettings {
+            root: docs.path().to_path_buf(),
+            data_dir: data.path().to_path_buf(),
+            max_file_bytes: ragdown_index::DEFAULT_MAX_FILE_BYTES,
+        },
+        embedder,
+    )?);
+    index.sync()?;
+    let _follower = ragdown_index::watch::Follower::start(index.clone(), true, |_| {});
+    let mut times = Vec::new();
+    for round in 0..5 {
+        let word = format!("zebracrossing{round}");
+        let path = docs.path().join(format!("d{}/note-{round}.md", round % 20));
+        let started = Instant::now();
+        std::fs::write(&path, format!("# Note\n\n## Part\n\nNow about {word}.\n"))?;
+        loop {
+            let found = index
+                .bm25_search(&word, 1, Arc::new(|_| true))?
+                .first()
+                .is_some();
+            if found {
+                break;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                anyhow::bail!("an edit was not searchable after 60 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[2])
+}
+
+/// First index of `root` while ten threads search it: (chunks/s, search p95 ms, searches).
+fn index_under_search_load(
+    embedder: Arc<dyn ragdown_embed::Embedder>,
+    root: &std::path::Path,
+    queries: &[String],
+) -> Result<(f64, f64, usize)> {
+    let data = tempfile::tempdir()?;
+    let index = Index::open(
+        IndexSettings {
+            root: root.to_path_buf(),
+            data_dir: data.path().to_path_buf(),
+            max_file_bytes: ragdown_index::DEFAULT_MAX_FILE_BYTES,
+        },
+        embedder,
+    )?;
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (report, latencies) = std::thread::scope(|scope| {
+        let searchers: Vec<_> = (0..10)
+            .map(|t| {
+                let (index, done) = (&index, &done);
+                scope.spawn(move || {
+                    let mut latencies = Vec::new();
+                    let mut i = t;
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        let q = &queries[i % queries.len()];
+                        let started = Instant::now();
+                        let _ = ragdown_search::search(index, q, &SearchOptions::default());
+                        latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+                        i += 10;
+                    }
+                    latencies
+                })
+            })
+            .collect();
+        let report = index.sync();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let latencies: Vec<f64> = searchers
+            .into_iter()
+            .flat_map(|s| s.join().unwrap_or_default())
+            .collect();
+        (report, latencies)
+    });
+    let report = report?;
+    let mut latencies = latencies;
+    latencies.sort_by(f64::total_cmp);
+    let chunks = index.snapshot().chunk_count() as f64;
+    Ok((
+        chunks / report.elapsed.as_secs_f64().max(1e-9),
+        percentile(&latencies, 0.95),
+        latencies.len(),
+    ))
+}
+
+/// Times a no-op re-sync of `files` generated documents (median of five).
+fn resync_benchmark(files: usize) -> Result<f64> {
+    let docs = tempfile::tempdir()?;
+    let data = tempfile::tempdir()?;
+    generate_notes(docs.path(), files)?;
     let index = Index::open(
         IndexSettings {
             root: docs.path().to_path_buf(),
@@ -268,6 +373,16 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
     } else {
         None
     };
+    let live = if args.live_files > 0 {
+        let queries: Vec<String> = questions.iter().map(|q| q.query.clone()).collect();
+        let loaded = index_under_search_load(embedder.clone(), &root, &queries)?;
+        Some((
+            save_to_searchable(embedder.clone(), args.live_files)?,
+            loaded,
+        ))
+    } else {
+        None
+    };
     let peak_rss = peak_rss_bytes();
 
     if args.json {
@@ -283,6 +398,13 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
             "resync_files": args.resync_files,
             "resync_files_ms": resync_files_ms,
             "peak_rss_bytes": peak_rss,
+            "live": live.map(|(save_ms, (cps, p95, n))| json!({
+                "files": args.live_files,
+                "save_to_searchable_ms": save_ms,
+                "index_chunks_per_s_under_search": cps,
+                "search_p95_ms_while_indexing": p95,
+                "searches_while_indexing": n,
+            })),
             "query_ms_p50": percentile(&latencies, 0.5),
             "query_ms_p95": percentile(&latencies, 0.95),
             "on_topic_best_cosine_p10": on_topic_p10,
@@ -316,6 +438,15 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         println!(
             "no-op re-sync     {ms:.1} ms for {} files",
             args.resync_files
+        );
+    }
+    if let Some((save_ms, (cps, p95, n))) = live {
+        println!(
+            "save→searchable   {save_ms:.0} ms (median of 5 edits, {} files, watcher)",
+            args.live_files
+        );
+        println!(
+            "index under load  {cps:.1} chunks/s with 10 searching threads; {n} searches, p95 {p95:.1} ms"
         );
     }
     if let Some(rss) = peak_rss {

@@ -80,7 +80,10 @@ pub fn ensure_runtime(configured: Option<&Path>) -> Result<&'static ort::environ
 }
 
 pub struct OnnxEmbedder {
+    /// Indexing batches run here…
     session: Mutex<Session>,
+    /// …and queries here, so a search never waits behind a batch of chunks being indexed.
+    query_session: Mutex<Session>,
     tokenizer: Tokenizer,
     preset: Preset,
     dim: usize,
@@ -120,6 +123,7 @@ impl OnnxEmbedder {
             builder.commit_from_file(&model).map_err(|e| e.to_string())
         };
         let session = build().map_err(model_error)?;
+        let query_session = build().map_err(model_error)?;
         let needs_token_types = session
             .inputs()
             .iter()
@@ -143,6 +147,7 @@ impl OnnxEmbedder {
             .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
         let mut embedder = Self {
             session: Mutex::new(session),
+            query_session: Mutex::new(query_session),
             tokenizer,
             preset: preset.clone(),
             dim: 0,
@@ -156,7 +161,11 @@ impl OnnxEmbedder {
         Ok(embedder)
     }
 
-    fn run_batch(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>> {
+    fn run_batch(
+        &self,
+        encodings: &[&tokenizers::Encoding],
+        kind: TextKind,
+    ) -> Result<Vec<Vec<f32>>> {
         let rows = encodings.len();
         let width = encodings.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
         let mut ids = vec![0i64; rows * width];
@@ -186,8 +195,11 @@ impl OnnxEmbedder {
                 tensor(vec![0i64; rows * width])?.into(),
             ));
         }
-        let mut session = self
-            .session
+        let session = match kind {
+            TextKind::Document => &self.session,
+            TextKind::Query => &self.query_session,
+        };
+        let mut session = session
             .lock()
             .map_err(|_| EmbedError::Inference("a previous inference panicked".into()))?;
         let outputs = session
@@ -268,7 +280,7 @@ impl Embedder for OnnxEmbedder {
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); encodings.len()];
         for batch in order.chunks(BATCH) {
             let refs: Vec<&tokenizers::Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
-            for (&i, v) in batch.iter().zip(self.run_batch(&refs)?) {
+            for (&i, v) in batch.iter().zip(self.run_batch(&refs, kind)?) {
                 out[i] = v;
             }
         }

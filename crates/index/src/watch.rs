@@ -96,12 +96,13 @@ impl Follower {
                         Ok(Signal::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                         Ok(Signal::Changed) | Err(RecvTimeoutError::Timeout) => {}
                     }
-                    // Everything that arrived meanwhile is covered by this one sync.
+                    // Debounce: wait for a quiet spell. Everything that arrives meanwhile, or
+                    // during the sync, is covered by one sync.
                     loop {
-                        match inbox.try_recv() {
-                            Ok(Signal::Stop) => return,
+                        match inbox.recv_timeout(DEBOUNCE) {
+                            Ok(Signal::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                             Ok(Signal::Changed) => continue,
-                            Err(_) => break,
+                            Err(RecvTimeoutError::Timeout) => break,
                         }
                     }
                     on_sync(index.sync());

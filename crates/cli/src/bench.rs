@@ -155,10 +155,7 @@ fn save_to_searchable(embedder: Arc<dyn ragdown_embed::Embedder>, files: usize) 
         let started = Instant::now();
         std::fs::write(&path, format!("# Note\n\n## Part\n\nNow about {word}.\n"))?;
         loop {
-            let found = index
-                .bm25_search(&word, 1, Arc::new(|_| true))?
-                .first()
-                .is_some();
+            let found = !index.bm25_search(&word, 1, Arc::new(|_| true))?.is_empty();
             if found {
                 break;
             }

@@ -16,7 +16,7 @@ use crate::settings::{Settings, docs_dir};
 
 /// An opened index and, when this process is its primary, the lock that says so.
 pub struct Opened {
-    pub index: Index,
+    pub index: Arc<Index>,
     pub primary: Option<PrimaryLock>,
 }
 
@@ -34,15 +34,21 @@ pub fn open_index(settings: &Settings, dir: &Path) -> Result<Opened> {
         root,
         max_file_bytes: settings.max_file_bytes,
     };
-    if primary.is_some() {
-        let index = Index::open(index_settings, embedder)?;
+    if let Some(lock) = &primary {
+        let index = Arc::new(Index::open(index_settings, embedder)?);
+        answer_forwarded_syncs(&index, lock);
         return Ok(Opened { index, primary });
     }
     // The primary may be creating the index right now: retry for a while.
     let mut attempt = 0;
     loop {
         match Index::open_reader(index_settings.clone(), embedder.clone()) {
-            Ok(index) => return Ok(Opened { index, primary }),
+            Ok(index) => {
+                return Ok(Opened {
+                    index: Arc::new(index),
+                    primary,
+                });
+            }
             Err(e) if attempt < 20 => {
                 tracing::info!("waiting for the primary to create the index: {e}");
                 attempt += 1;
@@ -51,6 +57,21 @@ pub fn open_index(settings: &Settings, dir: &Path) -> Result<Opened> {
             Err(e) => return Err(e.into()),
         }
     }
+}
+
+/// A primary answers readers' sync requests for as long as it runs (a `ragdown stdio` reader
+/// writing a document while `ragdown index` holds the index waits for this, not for a timeout).
+fn answer_forwarded_syncs(index: &Arc<Index>, lock: &PrimaryLock) {
+    let Ok(listener) = lock.listener.try_clone() else {
+        return;
+    };
+    let index = index.clone();
+    std::thread::spawn(move || {
+        lock::serve_requests(&listener, || match index.sync() {
+            Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+            Err(e) => e.to_string(),
+        });
+    });
 }
 
 pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
@@ -202,7 +223,6 @@ pub fn stdio(settings: &Settings) -> Result<()> {
         "RAGDOWN_DOCS_DIR is not set: point it at the directory of Markdown files to serve",
     )?;
     let Opened { index, primary } = open_index(settings, &dir)?;
-    let index = Arc::new(index);
     let name = index
         .settings()
         .root
@@ -240,22 +260,15 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     served
 }
 
-/// What the primary does besides answering tools: follow the folder, and sync for readers.
+/// What the primary does besides answering tools: follow the folder. (Readers' sync
+/// requests are answered from the moment the lock is taken, see `answer_forwarded_syncs`.)
 struct PrimaryDuties {
     _follower: ragdown_index::watch::Follower,
-    _lock: Arc<PrimaryLock>,
+    _lock: PrimaryLock,
 }
 
 impl PrimaryDuties {
     fn start(engine: &Arc<ragdown_server::Engine>, lock: PrimaryLock, watch: bool) -> Self {
-        let lock = Arc::new(lock);
-        let server_engine = engine.clone();
-        let server_lock = lock.clone();
-        std::thread::spawn(move || {
-            lock::serve_requests(&server_lock.listener, || {
-                server_engine.answer_sync_request()
-            });
-        });
         // The first sync and every later one run on the follower's thread, so searches answer
         // from what is indexed meanwhile.
         let recorder = engine.clone();
@@ -296,6 +309,7 @@ fn watch_for_takeover(
                         "the primary is gone: this process now indexes {}",
                         data_dir.display()
                     );
+                    answer_forwarded_syncs(&engine.index, &lock);
                     if let Ok(mut d) = duties.lock() {
                         *d = Some(PrimaryDuties::start(&engine, lock, watch));
                     }

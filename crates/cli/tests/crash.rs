@@ -97,3 +97,47 @@ fn sigkill_mid_sync_then_restart_converges_on_a_fresh_index() {
         "no round hit a sync in progress; the corpus is too small to test anything"
     );
 }
+
+#[test]
+fn a_second_index_run_forwards_to_the_running_one() {
+    let docs = tempfile::tempdir().unwrap();
+    for i in 0..3000 {
+        std::fs::write(
+            docs.path().join(format!("n{i}.md")),
+            format!("# N {i}\n\ntext {i}\n"),
+        )
+        .unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let mut first = ragdown(data.path())
+        .arg("index")
+        .arg(docs.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let primary_was_running = first.try_wait().unwrap().is_none();
+    // Either a reader that forwards its sync to the running primary, or (if the first already
+    // finished) a primary itself: both must end with the whole folder indexed.
+    let out = ragdown(data.path())
+        .arg("index")
+        .arg(docs.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("indexed 3000 documents"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(first.wait().unwrap().success());
+    assert!(
+        primary_was_running,
+        "the first run finished too fast to test forwarding"
+    );
+}

@@ -186,14 +186,6 @@ impl Engine {
         Ok(report)
     }
 
-    /// The primary's answer to a forwarded sync request: the report as JSON, or the error.
-    pub fn answer_sync_request(&self) -> String {
-        match self.sync() {
-            Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
-            Err(e) => e.message,
-        }
-    }
-
     /// Remembers a finished sync (the watcher's too) for `ragdown_stats`.
     pub fn record_sync(&self, report: &SyncReport) {
         if let Ok(mut last) = self.last_sync.lock() {

@@ -75,15 +75,30 @@ fn answer_forwarded_syncs(index: &Arc<Index>, lock: &PrimaryLock) {
 }
 
 pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
-    let Opened { index, primary } = open_index(settings, dir)?;
-    let report = if primary.is_some() {
-        sync_with_bar(&index)?
-    } else {
-        // A running server is the primary: it syncs, this process reports.
-        let answer = lock::request_sync(&index.settings().data_dir, Duration::from_secs(30 * 60))?;
-        index.refresh()?;
-        serde_json::from_str(&answer)
-            .with_context(|| format!("the primary could not sync: {answer}"))?
+    let mut attempt = 0;
+    let (index, report) = loop {
+        let Opened { index, primary } = open_index(settings, dir)?;
+        if primary.is_some() {
+            let report = sync_with_bar(&index)?;
+            break (index, report);
+        }
+        // Another process is the primary: it syncs, this process reports. If it exits while
+        // answering, the lock is free: try again, as the primary this time.
+        let data_dir = index.settings().data_dir.clone();
+        let answer =
+            lock::request_sync(&data_dir, Duration::from_secs(30 * 60)).unwrap_or_default();
+        match serde_json::from_str::<ragdown_index::SyncReport>(&answer) {
+            Ok(report) => {
+                index.refresh()?;
+                break (index, report);
+            }
+            Err(_) if attempt < 5 => {
+                attempt += 1;
+                drop(index);
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(_) => anyhow::bail!("the primary could not sync: {answer}"),
+        }
     };
     let snap = index.snapshot();
     println!(

@@ -126,6 +126,19 @@ pub struct Index {
 
 const RECORDS_FILE: &str = "records.sqlite";
 
+/// The meta values an index must carry to be read with `embedder`; any difference rebuilds.
+fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 4] {
+    [
+        ("embedder", embedder.id().to_string()),
+        ("dim", embedder.dim().to_string()),
+        (
+            "chunker_version",
+            ragdown_markdown::CHUNKER_VERSION.to_string(),
+        ),
+        ("store_version", store::STORE_VERSION.to_string()),
+    ]
+}
+
 fn open_store(data_dir: &Path) -> Result<store::Store> {
     let path = data_dir.join(RECORDS_FILE);
     match store::Store::open(&path) {
@@ -152,15 +165,7 @@ impl Index {
             source,
         })?;
         let mut store = open_store(&settings.data_dir)?;
-        let expected = [
-            ("embedder", embedder.id().to_string()),
-            ("dim", embedder.dim().to_string()),
-            (
-                "chunker_version",
-                ragdown_markdown::CHUNKER_VERSION.to_string(),
-            ),
-            ("store_version", store::STORE_VERSION.to_string()),
-        ];
+        let expected = expected_meta(embedder.as_ref());
         let mut rebuilt_because = None;
         for (key, want) in &expected {
             let have = store.meta(key)?;
@@ -182,22 +187,7 @@ impl Index {
             }
         }
         let bm25 = bm25::Bm25::open(&settings.data_dir.join("bm25"))?;
-        let documents = store.documents()?;
-        let chunks = store.chunks(None)?;
-        let snapshot = Snapshot::load(embedder.dim(), documents, chunks);
-        let index = Self {
-            settings,
-            embedder,
-            store: Mutex::new(store),
-            bm25,
-            snapshot: RwLock::new(Arc::new(snapshot)),
-            sync_lock: Mutex::new(()),
-            status: SyncStatus::default(),
-            embedded_chunks: AtomicU64::new(0),
-            rebuilt_because,
-            writable: AtomicBool::new(true),
-            loaded_generation: AtomicU64::new(0),
-        };
+        let index = Self::assemble(settings, embedder, store, bm25, rebuilt_because, true)?;
         index.catch_up_bm25()?;
         Ok(index)
     }
@@ -206,15 +196,7 @@ impl Index {
     /// through [`Index::refresh`], and fails when the records do not match this embedder.
     pub fn open_reader(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
         let store = store::Store::open(&settings.data_dir.join(RECORDS_FILE))?;
-        for (key, want) in [
-            ("embedder", embedder.id().to_string()),
-            ("dim", embedder.dim().to_string()),
-            (
-                "chunker_version",
-                ragdown_markdown::CHUNKER_VERSION.to_string(),
-            ),
-            ("store_version", store::STORE_VERSION.to_string()),
-        ] {
+        for (key, want) in expected_meta(embedder.as_ref()) {
             let have = store.meta(key)?;
             if have.as_deref() != Some(want.as_str()) {
                 return Err(IndexError::NeedsPrimary(format!(
@@ -224,6 +206,18 @@ impl Index {
             }
         }
         let bm25 = bm25::Bm25::open_reader(&settings.data_dir.join("bm25"))?;
+        Self::assemble(settings, embedder, store, bm25, None, false)
+    }
+
+    /// Builds the index around opened records and BM25, loading the snapshot from the records.
+    fn assemble(
+        settings: IndexSettings,
+        embedder: Arc<dyn Embedder>,
+        store: store::Store,
+        bm25: bm25::Bm25,
+        rebuilt_because: Option<String>,
+        writable: bool,
+    ) -> Result<Self> {
         let generation = store.generation()?;
         let snapshot = Snapshot::load(embedder.dim(), store.documents()?, store.chunks(None)?);
         Ok(Self {
@@ -235,8 +229,8 @@ impl Index {
             sync_lock: Mutex::new(()),
             status: SyncStatus::default(),
             embedded_chunks: AtomicU64::new(0),
-            rebuilt_because: None,
-            writable: AtomicBool::new(false),
+            rebuilt_because,
+            writable: AtomicBool::new(writable),
             loaded_generation: AtomicU64::new(generation),
         })
     }

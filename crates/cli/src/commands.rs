@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use ragdown_index::lock::{self, PrimaryLock};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::{Hit, SearchOptions};
+use ragdown_server::primary::{self, PrimaryDuties, SharedDuties, answer_forwarded_syncs};
 use serde_json::json;
 
 use crate::progress::{DownloadBar, sync_with_bar};
@@ -57,21 +58,6 @@ pub fn open_index(settings: &Settings, dir: &Path) -> Result<Opened> {
             Err(e) => return Err(e.into()),
         }
     }
-}
-
-/// A primary answers readers' sync requests for as long as it runs (a `ragdown stdio` reader
-/// writing a document while `ragdown index` holds the index waits for this, not for a timeout).
-fn answer_forwarded_syncs(index: &Arc<Index>, lock: &PrimaryLock) {
-    let Ok(listener) = lock.listener.try_clone() else {
-        return;
-    };
-    let index = index.clone();
-    std::thread::spawn(move || {
-        lock::serve_requests(&listener, || match index.sync() {
-            Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
-            Err(e) => e.to_string(),
-        });
-    });
 }
 
 pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
@@ -249,13 +235,13 @@ pub fn stdio(settings: &Settings) -> Result<()> {
         index,
         settings.server.clone(),
     ));
-    let duties: Arc<Mutex<Option<PrimaryDuties>>> = Arc::new(Mutex::new(None));
+    let duties: SharedDuties = Arc::new(Mutex::new(None));
     match primary {
         Some(lock) => {
             *duties.lock().map_err(|_| anyhow::anyhow!("poisoned"))? =
                 Some(PrimaryDuties::start(&engine, lock, settings.watch));
         }
-        None => watch_for_takeover(
+        None => primary::watch_for_takeover(
             engine.clone(),
             duties.clone(),
             settings.watch,
@@ -275,64 +261,55 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     served
 }
 
-/// What the primary does besides answering tools: follow the folder. (Readers' sync
-/// requests are answered from the moment the lock is taken, see `answer_forwarded_syncs`.)
-struct PrimaryDuties {
-    _follower: ragdown_index::watch::Follower,
-    _lock: PrimaryLock,
-}
-
-impl PrimaryDuties {
-    fn start(engine: &Arc<ragdown_server::Engine>, lock: PrimaryLock, watch: bool) -> Self {
-        // The first sync and every later one run on the follower's thread, so searches answer
-        // from what is indexed meanwhile.
-        let recorder = engine.clone();
-        let follower =
-            ragdown_index::watch::Follower::start(engine.index.clone(), watch, move |outcome| {
-                match outcome {
-                    Ok(report) => recorder.record_sync(&report),
-                    Err(e) => tracing::error!("sync failed: {e}"),
-                }
-            });
-        follower.nudge();
-        Self {
-            _follower: follower,
-            _lock: lock,
-        }
+/// `ragdown serve`: binds the port first (status answers `ready: false` meanwhile), loads the
+/// embedder, then opens every folder of `RAGDOWN_DOCS_DIR` and serves HTTP until SIGTERM.
+pub fn serve(settings: &Settings) -> Result<()> {
+    let dir = settings.docs_dir.clone().context(
+        "RAGDOWN_DOCS_DIR is not set: point it at the directory whose subdirectories are the folders to serve",
+    )?;
+    let docs = docs_dir(&dir)?;
+    if settings.http.token.is_none() && !settings.http.secure_local_net {
+        anyhow::bail!(
+            "serve needs a token: set RAGDOWN_TOKEN (for example to the output of `openssl rand -hex 32`), or SECURE_LOCAL_NET=true to serve without one on a trusted network"
+        );
     }
-}
-
-/// A reader tries to take the primary's place every `every`: when the primary is gone (even
-/// killed), the next attempt gets its lock and this process starts indexing and watching.
-fn watch_for_takeover(
-    engine: Arc<ragdown_server::Engine>,
-    duties: Arc<Mutex<Option<PrimaryDuties>>>,
-    watch: bool,
-    every: Duration,
-) {
-    std::thread::spawn(move || {
-        loop {
-            std::thread::sleep(every);
-            let data_dir = engine.index.settings().data_dir.clone();
-            match lock::try_become_primary(&data_dir) {
-                Ok(Some(lock)) => {
-                    if let Err(e) = engine.index.promote() {
-                        tracing::error!("taking over as primary failed: {e}");
-                        continue;
-                    }
-                    tracing::info!(
-                        "the primary is gone: this process now indexes {}",
-                        data_dir.display()
-                    );
-                    answer_forwarded_syncs(&engine.index, &lock);
-                    if let Ok(mut d) = duties.lock() {
-                        *d = Some(PrimaryDuties::start(&engine, lock, watch));
-                    }
-                    return;
+    let config = ragdown_http::ServeConfig {
+        data_dir: settings.data_dir_for(&docs),
+        docs_dir: docs,
+        embedder: settings.embedder.clone(),
+        server: settings.server.clone(),
+        watch: settings.watch,
+        root_mcp: settings.http.root_mcp,
+        max_file_bytes: settings.max_file_bytes,
+        takeover_every: settings.takeover_every,
+        token: settings.http.token.clone(),
+        keep_alive_ms: settings.http.keep_alive_ms,
+    };
+    let state = ragdown_http::AppState::new(config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let port = settings.http.port;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
+            .await
+            .with_context(|| format!("listening on port {port} (PORT)"))?;
+        let addr = listener.local_addr().context("reading the bound address")?;
+        eprintln!("ragdown: listening on http://{addr}");
+        let loading = state.clone();
+        let embedder = state.embedder_settings(&state.tunables().embedder);
+        tokio::task::spawn_blocking(move || {
+            match ragdown_embed::load(&embedder, &DownloadBar::new()) {
+                Ok(e) => {
+                    loading.start_folders(e);
+                    eprintln!("ragdown: ready");
                 }
-                Ok(None) => {}
-                Err(e) => tracing::warn!("checking for the primary failed: {e}"),
+                Err(e) => loading.fail_loading(format!("{e:#}")),
             }
-        }
-    });
+        });
+        ragdown_http::serve(state, listener)
+            .await
+            .context("serving HTTP")
+    })
 }

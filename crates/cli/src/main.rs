@@ -53,6 +53,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Serve RAGDOWN_DOCS_DIR as one folder over MCP on stdin/stdout.
     Stdio,
+    /// Serve every folder of RAGDOWN_DOCS_DIR over HTTP: MCP endpoints and the /api.
+    Serve,
 }
 
 fn main() {
@@ -94,5 +96,6 @@ fn run(cli: Cli) -> Result<()> {
         Command::Status { dir, json } => commands::status(&settings, &dir, json),
         Command::Bench(args) => bench::run(&settings, &args),
         Command::Stdio => commands::stdio(&settings),
+        Command::Serve => commands::serve(&settings),
     }
 }

@@ -26,6 +26,23 @@ pub struct Settings {
     pub takeover_every: std::time::Duration,
     /// Everything the MCP server reads.
     pub server: ragdown_server::ServerSettings,
+    /// What `serve` alone reads.
+    pub http: HttpSettings,
+}
+
+/// `serve`'s own variables.
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// `PORT`.
+    pub port: u16,
+    /// `HTTP_KEEP_ALIVE_TIMEOUT_MS` (0 = never close an idle connection).
+    pub keep_alive_ms: u64,
+    /// `RAGDOWN_TOKEN`: the bearer token of /mcp* and /api.
+    pub token: Option<String>,
+    /// `SECURE_LOCAL_NET`: no token at all, on a trusted network.
+    pub secure_local_net: bool,
+    /// `RAGDOWN_ROOT_MCP`: serve every MCP folder at bare /mcp.
+    pub root_mcp: bool,
 }
 
 fn boolean(name: &str, default: bool) -> Result<bool> {
@@ -124,6 +141,14 @@ impl Settings {
                 },
                 max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,
                 follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
+                query_log: boolean("RAGDOWN_QUERY_LOG", false)?,
+            },
+            http: HttpSettings {
+                port: number("PORT", 3000)?,
+                keep_alive_ms: number("HTTP_KEEP_ALIVE_TIMEOUT_MS", 75_000)?,
+                token: var("RAGDOWN_TOKEN"),
+                secure_local_net: boolean("SECURE_LOCAL_NET", false)?,
+                root_mcp: boolean("RAGDOWN_ROOT_MCP", false)?,
             },
         })
     }

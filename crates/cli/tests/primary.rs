@@ -2,9 +2,10 @@
 //! (one primary, one reader), a write through the reader synced by the primary, and a reader
 //! that takes over after the primary is killed with SIGKILL.
 
+mod common;
+
 use std::path::Path;
 
-use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
@@ -24,20 +25,7 @@ async fn spawn(docs: &Path, data: &Path) -> (RunningService<RoleClient, ()>, u32
 }
 
 async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> (bool, String) {
-    let Value::Object(map) = args else { panic!() };
-    let result = client
-        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(map))
-        .await
-        .unwrap();
-    let text = result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .collect::<String>();
-    (result.is_error.unwrap_or(false), text)
+    common::call_tool(client, name, args).await
 }
 
 async fn stats(client: &RunningService<RoleClient, ()>) -> Value {

@@ -2,9 +2,10 @@
 //! against a fixture folder, with the hash embedder (fast; retrieval quality is tested
 //! elsewhere with the real model).
 
+mod common;
+
 use std::path::Path;
 
-use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
@@ -86,24 +87,7 @@ async fn start() -> Server {
 impl Server {
     /// Calls a tool: (is it an error, its text).
     async fn call(&self, name: &str, args: Value) -> (bool, String) {
-        let Value::Object(map) = args else {
-            panic!("arguments must be an object")
-        };
-        let result = self
-            .client
-            .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(map))
-            .await
-            .unwrap();
-        let text = result
-            .content
-            .iter()
-            .filter_map(|c| match c {
-                ContentBlock::Text(t) => Some(t.text.clone()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("");
-        (result.is_error.unwrap_or(false), text)
+        common::call_tool(&self.client, name, args).await
     }
 
     async fn ok(&self, name: &str, args: Value) -> String {

@@ -7,6 +7,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Held by the primary for as long as it lives.
@@ -14,10 +16,21 @@ pub struct PrimaryLock {
     _lock: File,
     pub listener: UnixListener,
     socket: PathBuf,
+    stopped: Arc<AtomicBool>,
+}
+
+impl PrimaryLock {
+    /// Set when the lock is dropped: [`serve_requests`] then returns.
+    pub fn stopped(&self) -> Arc<AtomicBool> {
+        self.stopped.clone()
+    }
 }
 
 impl Drop for PrimaryLock {
     fn drop(&mut self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        // Wakes a `serve_requests` blocked in accept, so it sees the flag and returns.
+        let _ = UnixStream::connect(&self.socket);
         let _ = std::fs::remove_file(&self.socket);
     }
 }
@@ -53,6 +66,7 @@ pub fn try_become_primary(data_dir: &Path) -> std::io::Result<Option<PrimaryLock
         _lock: lock,
         listener,
         socket,
+        stopped: Arc::new(AtomicBool::new(false)),
     }))
 }
 
@@ -67,9 +81,12 @@ pub fn request_sync(data_dir: &Path, timeout: Duration) -> std::io::Result<Strin
 }
 
 /// Serves sync requests on the primary's socket: each connection sends `sync` and gets the
-/// answer of `handle` as one line. Runs until the listener fails.
-pub fn serve_requests(listener: &UnixListener, handle: impl Fn() -> String) {
+/// answer of `handle` as one line. Runs until the lock is dropped (`stopped`).
+pub fn serve_requests(listener: &UnixListener, stopped: &AtomicBool, handle: impl Fn() -> String) {
     for stream in listener.incoming() {
+        if stopped.load(Ordering::SeqCst) {
+            return;
+        }
         let Ok(stream) = stream else { continue };
         let mut reader = BufReader::new(&stream);
         let mut request = String::new();
@@ -98,10 +115,16 @@ mod tests {
             "a second is a reader"
         );
         let listener = first.listener.try_clone().unwrap();
-        std::thread::spawn(move || serve_requests(&listener, || "{\"added\":1}".into()));
+        let stopped = first.stopped();
+        let server = std::thread::spawn(move || {
+            serve_requests(&listener, &stopped, || "{\"added\":1}".into())
+        });
         let answer = request_sync(dir.path(), Duration::from_secs(5)).unwrap();
         assert_eq!(answer, "{\"added\":1}");
         drop(first);
+        server
+            .join()
+            .expect("dropping the lock stops serving requests");
         assert!(
             try_become_primary(dir.path()).unwrap().is_some(),
             "the lock is free again"

@@ -149,7 +149,14 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
     if prompt.chars().count() < MIN_PROMPT_CHARS || prompt.starts_with('/') {
         return Ok(String::new());
     }
-    let hook = &engine.settings.hook;
+    let settings = engine.settings();
+    // A folder's `.ragdown.json` hook values lie over the server's, read on every call.
+    let hook = match &engine.folder_config {
+        Some(folder) => crate::folder_config::FolderConfig::read(folder)
+            .hook
+            .over(&settings.hook),
+        None => settings.hook.clone(),
+    };
     let top_k = args.top_k.unwrap_or(hook.top_k).clamp(1, 50);
     let min_score = args
         .min_score
@@ -165,10 +172,28 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
 
     let options = SearchOptions {
         limit: top_k * 2,
-        max_per_document: engine.settings.max_per_document,
+        max_per_document: settings.max_per_document,
         ..SearchOptions::default()
     };
+    let started = std::time::Instant::now();
     let hits = ragdown_search::search(&engine.index, prompt, &options)?;
+    let log = |injected: &[i64]| {
+        let shown: Vec<Hit> = hits
+            .iter()
+            .filter(|h| injected.contains(&h.chunk_id))
+            .cloned()
+            .collect();
+        engine.log_query(json!({
+            "kind": "context",
+            "query": prompt,
+            "hits": crate::query_log::hits_json(&shown),
+            "injected": injected.len(),
+            "candidates": hits.len(),
+            "dropped": hits.len() - injected.len(),
+            "min_score": min_score,
+            "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
+        }));
+    };
 
     // The best-ranked candidate holding a quoted name or named by alias goes first.
     let quoted = strong_quoted_names(prompt);
@@ -204,6 +229,7 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
         }
     }
     if chosen.is_empty() {
+        log(&[]);
         return Ok(String::new());
     }
 
@@ -226,6 +252,7 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
         blocks.push(block);
         injected.push(hit.chunk_id);
     }
+    log(&injected);
     if !session.is_empty() {
         engine.sessions.remember(&session, injected);
     }

@@ -43,7 +43,7 @@ pub fn atomic_write(abs: &Path, rel: &str, bytes: &[u8]) -> Result<(), ToolError
 }
 
 /// Creates `abs` with `bytes`, failing if it exists (never overwrites).
-fn create_new(abs: &Path, rel: &str, bytes: &[u8]) -> Result<bool, ToolError> {
+pub fn create_new(abs: &Path, rel: &str, bytes: &[u8]) -> Result<bool, ToolError> {
     if let Some(dir) = abs.parent() {
         fs::create_dir_all(dir).map_err(|e| io_error(rel, e))?;
     }
@@ -63,7 +63,7 @@ fn create_new(abs: &Path, rel: &str, bytes: &[u8]) -> Result<bool, ToolError> {
 }
 
 /// A `base_hash` names this version when it has 12+ hex digits and prefixes the full hash.
-fn is_version(full: &str, base: &str) -> bool {
+pub fn is_version(full: &str, base: &str) -> bool {
     let base = base.trim().to_lowercase();
     base.len() >= 12 && full.starts_with(&base)
 }
@@ -84,7 +84,7 @@ fn read_existing(abs: &Path, rel: &str) -> Result<Vec<u8>, ToolError> {
     }
 }
 
-fn superseded_by(engine: &Engine, path: &str) -> Vec<String> {
+pub fn superseded_by(engine: &Engine, path: &str) -> Vec<String> {
     let snap = engine.index.snapshot();
     let mut by: Vec<String> = snap
         .documents()
@@ -332,7 +332,7 @@ pub fn stats(engine: &Engine, include_files: bool) -> Result<String, ToolError> 
         "chunks": snap.chunk_count(),
         "embedder": engine.index.embedder().id(),
         "role": if engine.is_primary() { "primary" } else { "reader" },
-        "read_only": engine.settings.read_only,
+        "read_only": engine.settings().read_only,
         "syncing": engine.is_primary().then(|| status.syncing.load(Ordering::Relaxed)),
         "progress": {
             "files_done": status.files_done.load(Ordering::Relaxed),
@@ -411,7 +411,7 @@ pub fn remember(engine: &Engine, args: &RememberArgs) -> Result<String, ToolErro
         return Err(ToolError::invalid("title and content must not be empty"));
     }
     let root = engine.root();
-    let notes = paths::normalize(&engine.settings.notes_dir)?;
+    let notes = paths::normalize(&engine.settings().notes_dir)?;
     let snap = engine.index.snapshot();
     // Check every supersedes path before anything is written.
     let mut replaced = Vec::new();
@@ -526,7 +526,7 @@ pub struct WriteArgs {
 }
 
 /// Uses CRLF throughout when `like` does.
-fn match_line_endings(text: &str, like: &str) -> String {
+pub fn match_line_endings(text: &str, like: &str) -> String {
     if like.contains("\r\n") {
         text.replace("\r\n", "\n").replace('\n', "\r\n")
     } else {
@@ -874,7 +874,30 @@ fn encode_url_path(path: &str) -> String {
         .replace(')', "%29")
 }
 
+/// What a move did: folder-relative paths, and the documents whose links were rewritten.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Moved {
+    pub from: String,
+    pub to: String,
+    pub updated: Vec<String>,
+}
+
 pub fn move_document(engine: &Engine, from: &str, to: &str) -> Result<String, ToolError> {
+    let moved = move_paths(engine, from, to)?;
+    Ok(if moved.updated.is_empty() {
+        format!("moved {} to {}", moved.from, moved.to)
+    } else {
+        format!(
+            "moved {} to {}; links updated in {}",
+            moved.from,
+            moved.to,
+            moved.updated.join(", ")
+        )
+    })
+}
+
+/// Moves a document or subfolder and rewrites the links that pointed at it.
+pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolError> {
     let root = engine.root().to_path_buf();
     let from_rel = paths::normalize(from)?;
     let to_rel = paths::normalize(to)?;
@@ -1041,13 +1064,10 @@ pub fn move_document(engine: &Engine, from: &str, to: &str) -> Result<String, To
     if !updated.is_empty() {
         engine.sync()?;
     }
-    Ok(if updated.is_empty() {
-        format!("moved {from_rel} to {to_rel}")
-    } else {
-        format!(
-            "moved {from_rel} to {to_rel}; links updated in {}",
-            updated.join(", ")
-        )
+    Ok(Moved {
+        from: from_rel,
+        to: to_rel,
+        updated,
     })
 }
 

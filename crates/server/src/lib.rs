@@ -8,12 +8,16 @@
 
 pub mod context;
 pub mod documents;
+pub mod folder_config;
 pub mod format;
 pub mod mcp;
 pub mod paths;
+pub mod primary;
+pub mod query_log;
 pub mod tools;
 
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
 use ragdown_index::{Index, SyncReport};
@@ -74,7 +78,7 @@ impl From<ragdown_search::SearchError> for ToolError {
 }
 
 /// `ragdown_context` defaults (`RAGDOWN_HOOK_*`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct HookSettings {
     pub top_k: usize,
     /// `None`: the embedder's own MIN_SCORE.
@@ -108,7 +112,12 @@ pub struct ServerSettings {
     pub hook: HookSettings,
     pub max_per_document: usize,
     pub follow_links: usize,
+    /// `RAGDOWN_QUERY_LOG`: record searches and reads in the data dir's query log.
+    pub query_log: bool,
 }
+
+/// Settings shared by every folder's engine and changed at once by `PATCH /api/settings`.
+pub type SharedSettings = Arc<RwLock<ServerSettings>>;
 
 impl Default for ServerSettings {
     fn default() -> Self {
@@ -120,6 +129,7 @@ impl Default for ServerSettings {
             hook: HookSettings::default(),
             max_per_document: 0,
             follow_links: 0,
+            query_log: false,
         }
     }
 }
@@ -139,19 +149,48 @@ pub struct Engine {
     /// Shown in the server name (`ragdown-<name>`) and the hook block.
     pub name: String,
     pub index: Arc<Index>,
-    pub settings: ServerSettings,
+    settings: SharedSettings,
     pub sessions: context::Sessions,
     pub last_sync: Mutex<Option<LastSync>>,
+    /// The folder's `.ragdown.json`, read on every hook call (`serve` only; `stdio` ignores it).
+    pub folder_config: Option<PathBuf>,
+    /// Where searches and reads are recorded when `query_log` is on.
+    pub query_log: Option<Arc<query_log::QueryLog>>,
 }
 
 impl Engine {
     pub fn new(name: String, index: Arc<Index>, settings: ServerSettings) -> Self {
+        Self::shared(name, index, Arc::new(RwLock::new(settings)))
+    }
+
+    /// An engine whose settings are shared with others (every folder of `serve`).
+    pub fn shared(name: String, index: Arc<Index>, settings: SharedSettings) -> Self {
         Self {
             name,
             index,
             settings,
             sessions: context::Sessions::new(200),
             last_sync: Mutex::new(None),
+            folder_config: None,
+            query_log: None,
+        }
+    }
+
+    /// The settings in effect now.
+    pub fn settings(&self) -> ServerSettings {
+        // A poisoned lock still holds the last settings written: use them.
+        match self.settings.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Records one search or read in the query log, when it is on.
+    pub fn log_query(&self, entry: serde_json::Value) {
+        if let Some(log) = &self.query_log
+            && self.settings().query_log
+        {
+            log.record(&self.name, entry);
         }
     }
 

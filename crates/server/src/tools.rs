@@ -321,8 +321,12 @@ pub fn definitions() -> Vec<Definition> {
 
 /// Whether `name` is served under these settings.
 pub fn enabled(engine: &Engine, def: &Definition) -> bool {
-    let hidden_by_read_only = engine.settings.read_only && def.kind.write;
-    let disabled = engine.settings.disabled_tools.iter().any(|d| d == def.name);
+    let hidden_by_read_only = engine.settings().read_only && def.kind.write;
+    let disabled = engine
+        .settings()
+        .disabled_tools
+        .iter()
+        .any(|d| d == def.name);
     !(hidden_by_read_only || disabled)
 }
 
@@ -347,7 +351,7 @@ fn prefix_of(input: Option<&str>) -> Result<Option<String>, ToolError> {
 pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolError> {
     let def = definitions().into_iter().find(|d| d.name == name);
     let Some(def) = def.filter(|d| enabled(engine, d)) else {
-        let why = if engine.settings.read_only {
+        let why = if engine.settings().read_only {
             " (this server is read-only)"
         } else {
             ""
@@ -372,22 +376,44 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
                 path_prefix: prefix_of(a.path_prefix.as_deref())?,
                 tag: a.tag.as_deref().and_then(ragdown_markdown::tags::normalize),
                 written_by: a.written_by.map(Into::into),
-                max_per_document: engine.settings.max_per_document,
-                follow_links: engine.settings.follow_links,
+                max_per_document: engine.settings().max_per_document,
+                follow_links: engine.settings().follow_links,
                 ..Default::default()
             };
+            let started = std::time::Instant::now();
             let hits = ragdown_search::search(&engine.index, &a.query, &options)?;
+            engine.log_query(serde_json::json!({
+                "kind": "recall",
+                "query": a.query,
+                "filters": {"path_prefix": options.path_prefix, "tag": options.tag, "top_k": options.limit},
+                "hits": crate::query_log::hits_json(&hits),
+                "min_score": engine.index.embedder().min_score(),
+                "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
+            }));
             Ok(match a.format {
                 RecallFormat::Json => format::recall_json(&hits),
                 RecallFormat::Text => {
-                    format::recall_text(&hits, a.max_chars.unwrap_or(engine.settings.text_limit))
+                    format::recall_text(&hits, a.max_chars.unwrap_or(engine.settings().text_limit))
                 }
             })
         }
         "ragdown_context" => crate::context::context(engine, &parse::<ContextArgs>(name, args)?),
         "ragdown_read_doc" => {
             let a: ReadArgs = parse(name, args)?;
-            documents::read_doc(engine, &a.path, a.start_line, a.end_line)
+            let text = documents::read_doc(engine, &a.path, a.start_line, a.end_line)?;
+            // The path as read (a wikilink target resolves to one): the first line names it.
+            let read = text
+                .lines()
+                .next()
+                .and_then(|l| l.split(" of ").next())
+                .and_then(|l| l.rsplit_once(':'))
+                .map(|(path, _)| path.to_string());
+            engine.log_query(serde_json::json!({
+                "kind": "read",
+                "path": read.unwrap_or_else(|| a.path.clone()),
+                "lines": [a.start_line, a.end_line],
+            }));
+            Ok(text)
         }
         "ragdown_backlinks" => documents::backlinks(engine, &parse::<PathArgs>(name, args)?.path),
         "ragdown_list" => {

@@ -1,0 +1,1022 @@
+//! `ragdown serve` over real HTTP on a loopback port: every /api route's success and refusal
+//! codes, auth on every protected route (walked from the router's own route table), path
+//! traversal on every path-taking route, and MCP through rmcp's Streamable HTTP client. The
+//! hash embedder keeps it fast; retrieval quality is tested with the real model elsewhere.
+
+mod common;
+
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt, service::RunningService};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "test-token-123";
+
+struct Serve {
+    child: Child,
+    base: String,
+    docs: tempfile::TempDir,
+    outside: tempfile::TempDir,
+    _data: tempfile::TempDir,
+    log: Arc<Mutex<String>>,
+    http: reqwest::Client,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let full = root.join(rel);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, text).unwrap();
+}
+
+fn fixture(docs: &Path, outside: &Path) {
+    write(
+        docs,
+        "work/.ragdown.json",
+        r#"{"mcp": true, "color": "blue"}"#,
+    );
+    write(
+        docs,
+        "work/backups.md",
+        "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n",
+    );
+    write(
+        docs,
+        "work/ops/pg.md",
+        "---\naliases: [Postgres Guide]\ntags: [db]\n---\n# PG\n\n## Vacuum\n\nRun vacuum weekly.\n",
+    );
+    write(
+        docs,
+        "work/links.md",
+        "# Links\n\nSee [[ops/pg#Vacuum|vacuum]] and [pg](ops/pg.md).\n",
+    );
+    write(
+        docs,
+        "work/sub/deep.md",
+        "# Deep\n\nThe lighthouse keeper logs.\n",
+    );
+    write(docs, "work/img/logo.png", "\u{89}PNG fake");
+    write(docs, "work/.obsidian/app.md", "# Hidden\n");
+    write(docs, "home/garden.md", "# Garden\n\nTomatoes need sun.\n");
+    write(docs, "loose.md", "# Loose\n");
+    write(
+        outside,
+        "secret.md",
+        "# Secret\n\nTOP SECRET outside text\n",
+    );
+    std::os::unix::fs::symlink(outside.join("secret.md"), docs.join("work/leak.md")).unwrap();
+    std::os::unix::fs::symlink(outside, docs.join("work/linkdir")).unwrap();
+}
+
+impl Serve {
+    async fn start(env: &[(&str, &str)]) -> Serve {
+        let docs = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fixture(docs.path(), outside.path());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragdown"));
+        cmd.arg("serve")
+            .env("RAGDOWN_DOCS_DIR", docs.path())
+            .env("RAGDOWN_DATA_DIR", data.path())
+            .env("RAGDOWN_EMBEDDER", "hash")
+            .env("RAGDOWN_TOKEN", TOKEN)
+            .env("PORT", "0")
+            .env("RAGDOWN_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(addr) = line.split("listening on http://").nth(1) {
+                    let port = addr.rsplit(':').next().unwrap().trim().to_string();
+                    let _ = tx.send(port);
+                }
+                sink.lock().unwrap().push_str(&format!("{line}\n"));
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("serve did not listen: {}", log.lock().unwrap()));
+        let serve = Serve {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            docs,
+            outside,
+            _data: data,
+            log,
+            http: reqwest::Client::new(),
+        };
+        serve.wait_synced(5).await;
+        serve
+    }
+
+    /// Waits (bounded) until the folders hold `files` documents and no sync runs.
+    async fn wait_synced(&self, files: u64) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            let (code, status) = self.call(Method::GET, "/api/status", None, false).await;
+            if code == StatusCode::OK
+                && status["ready"] == true
+                && status["files"].as_u64() == Some(files)
+                && status["syncing"] == false
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("folders never synced: {}", self.log.lock().unwrap());
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        auth: bool,
+    ) -> (StatusCode, Value) {
+        let (code, _, bytes) = self.raw(method, path, body, auth).await;
+        let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (code, value)
+    }
+
+    async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        auth: bool,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Vec<u8>) {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if auth {
+            req = req.bearer_auth(TOKEN);
+        }
+        if let Some(b) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        let resp = req.send().await.unwrap();
+        let code = resp.status();
+        let headers = resp.headers().clone();
+        (code, headers, resp.bytes().await.unwrap().to_vec())
+    }
+
+    /// One request over a plain socket, its path sent byte for byte: (status, body).
+    fn raw_tcp(&self, method: &str, path: &str, body: &str) -> (u16, String) {
+        use std::io::{Read, Write};
+        let addr = self.base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let code = answer[9..12].parse().unwrap();
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        (code, body)
+    }
+
+    /// The status a POST of a `len`-byte body gets (read while the body is still being sent:
+    /// a server refusing a body too large stops reading it).
+    fn announce_body(&self, path: &str, len: usize) -> u16 {
+        use std::io::{Read, Write};
+        let addr = self.base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: {len}\r\n\r\n"
+        )
+        .unwrap();
+        // The body goes from another thread: the server may stop reading it half-way.
+        let mut writer = stream.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let block = vec![b' '; 64 * 1024];
+            for _ in 0..len / block.len() + 1 {
+                if writer.write_all(&block).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).unwrap();
+        String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.call(Method::GET, path, None, true).await
+    }
+
+    async fn mcp(&self, path: &str) -> RunningService<RoleClient, ()> {
+        let mut config =
+            StreamableHttpClientTransportConfig::with_uri(format!("{}{path}", self.base));
+        config.auth_header = Some(TOKEN.to_string());
+        let transport = StreamableHttpClientTransport::from_config(config);
+        ().serve(transport).await.unwrap()
+    }
+}
+
+async fn tool(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> (bool, String) {
+    common::call_tool(client, name, args).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_protected_route_needs_the_token() {
+    let s = Serve::start(&[]).await;
+    let mut checked = 0;
+    for route in ragdown_http::api_routes() {
+        let path = route
+            .path
+            .replace("{name}", "work")
+            .replace("{*scope}", "work");
+        for method in route.methods {
+            let m = Method::from_bytes(method.as_str().as_bytes()).unwrap();
+            let (code, body) = s.call(m.clone(), &path, Some(json!({})), false).await;
+            if route.needs_token {
+                assert_eq!(code, StatusCode::UNAUTHORIZED, "{method} {path}: {body}");
+                assert_eq!(body["error"], "Unauthorized");
+                let wrong = s
+                    .http
+                    .request(m, format!("{}{path}", s.base))
+                    .bearer_auth("wrong-token")
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{method} {path}");
+            } else {
+                assert_eq!(code, StatusCode::OK, "{method} {path} is open");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "the route table lists {checked} routes");
+    // Unknown /api paths are 404 before auth; other paths without a UI are 404 JSON.
+    let (code, _) = s.call(Method::GET, "/api/nope", None, false).await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+    let (code, body) = s.call(Method::GET, "/somewhere", None, false).await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+    assert!(body["error"].as_str().unwrap().contains("web UI"));
+    // A wrong method on a known route is 405.
+    let (code, _) = s.call(Method::PUT, "/api/docs", None, true).await;
+    assert_eq!(code, StatusCode::METHOD_NOT_ALLOWED);
+    let (_, headers, _) = s.raw(Method::GET, "/api/status", None, false).await;
+    assert_eq!(headers["keep-alive"], "timeout=75");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_and_folders_crud() {
+    let s = Serve::start(&[]).await;
+    let (code, status) = s.call(Method::GET, "/api/status", None, false).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(status["name"], "ragdown");
+    assert_eq!(status["auth_required"], true);
+    assert_eq!(status["settings"]["env"]["text_limit"], 2000);
+    assert!(
+        !status.to_string().contains(TOKEN),
+        "status never shows the token"
+    );
+
+    let (code, list) = s.get("/api/folders").await;
+    assert_eq!(code, StatusCode::OK);
+    let names: Vec<&str> = list["folders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["home", "work"]);
+    assert_eq!(list["folders"][1]["mcp"], true);
+    assert_eq!(list["folders"][1]["mcp_path"], "/mcp/work");
+    assert_eq!(list["folders"][1]["files"], 4);
+    assert_eq!(list["folders"][0]["mcp"], false, "human-only by default");
+    assert_eq!(list["loose_files"], json!(["loose.md"]));
+
+    // Create.
+    let (code, made) = s
+        .call(
+            Method::POST,
+            "/api/folders",
+            Some(json!({"name": "team", "title": "Team notes", "mcp": true})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{made}");
+    assert_eq!(made["folder"]["title"], "Team notes");
+    assert!(s.docs.path().join("team/.ragdown.json").exists());
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/folders",
+            Some(json!({"name": "team"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    for bad in [
+        json!({"name": ".dot"}),
+        json!({"name": "a/b"}),
+        json!({}),
+        json!({"name": "ok", "mcp": "yes"}),
+    ] {
+        let (code, body) = s
+            .call(Method::POST, "/api/folders", Some(bad.clone()), true)
+            .await;
+        assert_eq!(code, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    let (code, _, _) = s.raw(Method::POST, "/api/folders", None, true).await;
+    assert_eq!(
+        code,
+        StatusCode::BAD_REQUEST,
+        "an empty body is {{}}: no name"
+    );
+
+    // Settings of a folder; unknown keys kept; bad hook refused.
+    let (code, patched) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/work",
+            Some(json!({"title": "Work", "hook": {"top_k": 2}})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{patched}");
+    assert_eq!(patched["folder"]["hook"]["top_k"], 2);
+    let saved = std::fs::read_to_string(s.docs.path().join("work/.ragdown.json")).unwrap();
+    assert!(saved.contains("color"), "{saved}");
+    let (code, _) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/work",
+            Some(json!({"hook": {"min_ratio": 7}})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    let (code, _) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/nope",
+            Some(json!({"title": "x"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+
+    // Rename keeps the documents (and re-syncs); a taken name is 409.
+    let (code, _) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/home",
+            Some(json!({"name": "work"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    let (code, renamed) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/home",
+            Some(json!({"name": "house"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{renamed}");
+    assert_eq!(renamed["folder"]["files"], 1);
+    let (code, docs) = s.get("/api/docs?folder=house").await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(docs["docs"][0]["path"], "house/garden.md");
+    let (code, _) = s.get("/api/docs?folder=home").await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+
+    // Delete needs the exact confirm.
+    let (code, _) = s
+        .call(Method::DELETE, "/api/folders/team", None, true)
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    let (code, _) = s
+        .call(Method::DELETE, "/api/folders/team?confirm=Team", None, true)
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    let (code, _) = s
+        .call(Method::DELETE, "/api/folders/team?confirm=team", None, true)
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(!s.docs.path().join("team").exists());
+    let (code, _) = s
+        .call(Method::DELETE, "/api/folders/team?confirm=team", None, true)
+        .await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+
+    // Loose files.
+    let (code, _) = s.call(Method::DELETE, "/api/loose", None, true).await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    for other in ["work", "work/backups.md", "../x.md", "nope.md"] {
+        let (code, _) = s
+            .call(
+                Method::DELETE,
+                &format!("/api/loose?name={other}"),
+                None,
+                true,
+            )
+            .await;
+        assert_eq!(code, StatusCode::NOT_FOUND, "{other}");
+    }
+    let (code, _) = s
+        .call(Method::DELETE, "/api/loose?name=loose.md", None, true)
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(!s.docs.path().join("loose.md").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn documents_search_links_and_files() {
+    let s = Serve::start(&[]).await;
+    let (code, docs) = s.get("/api/docs").await;
+    assert_eq!(code, StatusCode::OK);
+    let paths: Vec<&str> = docs["docs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.contains(&"work/ops/pg.md") && paths.contains(&"home/garden.md"),
+        "{paths:?}"
+    );
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("loose") || p.contains("leak") || p.contains(".obsidian"))
+    );
+    let (code, _) = s.get("/api/docs?folder=nope").await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+
+    // Read.
+    let (code, doc) = s.get("/api/doc?path=work/ops/pg.md").await;
+    assert_eq!(code, StatusCode::OK, "{doc}");
+    assert_eq!(doc["aliases"], json!(["Postgres Guide"]));
+    assert_eq!(doc["tags"], json!(["db"]));
+    let hash = doc["hash"].as_str().unwrap().to_string();
+    assert_eq!(hash.len(), 64);
+    assert!(doc["text"].as_str().unwrap().contains("vacuum weekly"));
+    assert_eq!(s.get("/api/doc").await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        s.get("/api/doc?path=work/img/logo.png").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        s.get("/api/doc?path=loose.md").await.0,
+        StatusCode::NOT_FOUND
+    );
+
+    // Upload: create, exists, overwrite, stale base_hash, CRLF kept.
+    let up = |body: Value| s.call(Method::POST, "/api/doc", Some(body), true);
+    let (code, made) = up(json!({"path": "work/new/a.md", "text": "# A\n\nfresh words\n"})).await;
+    assert_eq!(code, StatusCode::CREATED, "{made}");
+    assert_eq!(made["created"], true);
+    let (code, _) = s.get("/api/doc?path=work/new/a.md").await;
+    assert_eq!(code, StatusCode::OK, "indexed before the answer");
+    let (code, _) = up(json!({"path": "work/new/a.md", "text": "x"})).await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    let (code, over) =
+        up(json!({"path": "work/new/a.md", "text": "# A\n\nnew\n", "overwrite": true})).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(over["created"], false);
+    let (code, stale) =
+        up(json!({"path": "work/ops/pg.md", "text": "# PG\n", "base_hash": "0".repeat(64)})).await;
+    assert_eq!(code, StatusCode::CONFLICT);
+    assert_eq!(stale["code"], "changed");
+    write(s.docs.path(), "work/crlf.md", "# C\r\n\r\nold\r\n");
+    s.wait_synced(7).await;
+    let (_, crlf) = s.get("/api/doc?path=work/crlf.md").await;
+    let (code, _) =
+        up(json!({"path": "work/crlf.md", "text": "# C\n\nnew\n", "base_hash": crlf["hash"]}))
+            .await;
+    assert_eq!(code, StatusCode::OK);
+    let bytes = std::fs::read_to_string(s.docs.path().join("work/crlf.md")).unwrap();
+    assert_eq!(bytes, "# C\r\n\r\nnew\r\n");
+    for (body, want) in [
+        (
+            json!({"path": "loose2.md", "text": "x"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"path": "nope/a.md", "text": "x"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"path": "work/a.png", "text": "x"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            json!({"path": "work/.obsidian/a.md", "text": "x"}),
+            StatusCode::BAD_REQUEST,
+        ),
+        (json!({"path": "work/a.md"}), StatusCode::BAD_REQUEST),
+    ] {
+        let (code, msg) = up(body.clone()).await;
+        assert_eq!(code, want, "{body}: {msg}");
+    }
+    assert_eq!(
+        s.announce_body("/api/doc", 5 * 1024 * 1024),
+        413,
+        "over 4 MiB"
+    );
+    assert_eq!(
+        s.announce_body("/api/folders", 2 * 1024 * 1024),
+        413,
+        "over 1 MiB"
+    );
+    let (code, _, _) = s.raw(Method::POST, "/api/doc", None, true).await;
+    assert_eq!(
+        code,
+        StatusCode::BAD_REQUEST,
+        "an empty body is {{}}: no path"
+    );
+    let bad_json = s
+        .http
+        .post(format!("{}/api/doc", s.base))
+        .bearer_auth(TOKEN)
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_json.status(), StatusCode::BAD_REQUEST);
+
+    // Search: any folder, human-only included.
+    let (code, hits) = s.get("/api/search?folder=home&q=tomatoes%20sun").await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(hits["hits"][0]["path"], "home/garden.md");
+    assert!(hits["hits"][0]["start_line"].as_u64().is_some());
+    assert_eq!(
+        s.get("/api/search?folder=work").await.0,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(s.get("/api/search?q=x").await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        s.get("/api/search?folder=nope&q=x").await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (_, many) = s.get("/api/search?folder=work&q=run&top_k=500").await;
+    assert!(many["hits"].as_array().unwrap().len() <= 50);
+
+    // Resolve, backlinks, move.
+    let (code, r) = s
+        .get("/api/resolve?from=work/links.md&link=pg%23Vacuum")
+        .await;
+    assert_eq!(code, StatusCode::OK, "{r}");
+    assert_eq!(r["path"], "work/ops/pg.md");
+    assert_eq!(r["anchor"], "Vacuum");
+    assert_eq!(
+        s.get("/api/resolve?from=work/links.md&link=nothing")
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    let (code, b) = s.get("/api/backlinks?path=work/ops/pg.md").await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(b["backlinks"][0]["path"], "work/links.md");
+    assert_eq!(
+        s.get("/api/backlinks?path=work/nope.md").await.0,
+        StatusCode::NOT_FOUND
+    );
+    let (code, moved) = s
+        .call(
+            Method::POST,
+            "/api/move",
+            Some(json!({"from": "work/ops/pg.md", "to": "work/db/postgres.md"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{moved}");
+    assert_eq!(moved["updated"], json!(["work/links.md"]));
+    let links = std::fs::read_to_string(s.docs.path().join("work/links.md")).unwrap();
+    assert!(links.contains("[pg](db/postgres.md)"), "{links}");
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/move",
+            Some(json!({"from": "work/backups.md", "to": "home/backups.md"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        s.call(Method::GET, "/api/move", None, true).await.0,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+
+    // Raw files: bytes, headers, sandboxed.
+    let (code, headers, bytes) = s
+        .raw(Method::GET, "/api/file?path=work/img/logo.png", None, true)
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(headers["content-type"], "image/png");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["content-security-policy"], "sandbox");
+    assert_eq!(bytes, "\u{89}PNG fake".as_bytes());
+    let (_, headers, _) = s
+        .raw(Method::GET, "/api/file?path=work/links.md", None, true)
+        .await;
+    assert!(
+        headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/markdown")
+    );
+
+    // Delete.
+    let (code, _) = s
+        .call(Method::DELETE, "/api/doc?path=work/new/a.md", None, true)
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(
+        s.get("/api/doc?path=work/new/a.md").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        s.call(Method::DELETE, "/api/doc?path=work/new/a.md", None, true)
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        s.call(
+            Method::DELETE,
+            "/api/doc?path=work/img/logo.png",
+            None,
+            true
+        )
+        .await
+        .0,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        s.call(Method::DELETE, "/api/doc", None, true).await.0,
+        StatusCode::BAD_REQUEST
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn path_traversal_is_refused_on_every_path_route() {
+    let s = Serve::start(&[]).await;
+    let secret = "TOP SECRET";
+    let escapes = [
+        "work/../../etc/passwd",
+        "work/%2e%2e/%2e%2e/etc/passwd",
+        "work/%2E%2E/home/garden.md",
+        "..%2fwork%2fbackups.md",
+        "/etc/passwd",
+        "%2Fetc%2Fpasswd",
+        "work/leak.md",
+        "work/linkdir/secret.md",
+        "work/.obsidian/app.md",
+    ];
+    let outside_name = s.outside.path().join("secret.md");
+    let absolute = outside_name.to_string_lossy().to_string();
+    let mut cases: Vec<String> = escapes.iter().map(|e| e.to_string()).collect();
+    cases.push(absolute.clone());
+    for path in &cases {
+        for route in [
+            "/api/doc?path=",
+            "/api/file?path=",
+            "/api/backlinks?path=",
+            "/api/resolve?link=x&from=",
+        ] {
+            let (code, _, body) = s
+                .raw(Method::GET, &format!("{route}{path}"), None, true)
+                .await;
+            let text = String::from_utf8_lossy(&body);
+            assert!(
+                code.is_client_error(),
+                "{route}{path} answered {code}: {text}"
+            );
+            assert!(!text.contains(secret), "{route}{path} leaked: {text}");
+        }
+        let (code, _) = s
+            .call(Method::DELETE, &format!("/api/doc?path={path}"), None, true)
+            .await;
+        assert!(code.is_client_error(), "DELETE {path}: {code}");
+    }
+    // In JSON bodies nothing is URL-decoded: `%2e%2e` there is a plain name, not an escape.
+    let literal = [
+        "work/../../etc/passwd",
+        "work/../home/garden.md",
+        "../outside.md",
+        "/etc/passwd",
+        "work/leak.md",
+        "work/linkdir/secret.md",
+        "work/.obsidian/app.md",
+        absolute.as_str(),
+    ];
+    for path in literal {
+        let (code, _) = s
+            .call(
+                Method::POST,
+                "/api/doc",
+                Some(json!({"path": path, "text": "x", "overwrite": true})),
+                true,
+            )
+            .await;
+        assert!(code.is_client_error(), "POST {path}: {code}");
+        let (code, _) = s
+            .call(
+                Method::POST,
+                "/api/move",
+                Some(json!({"from": "work/backups.md", "to": path})),
+                true,
+            )
+            .await;
+        assert!(code.is_client_error(), "move to {path}: {code}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&outside_name).unwrap(),
+        "# Secret\n\nTOP SECRET outside text\n",
+        "nothing outside was touched"
+    );
+    assert!(
+        s.docs.path().join("work/backups.md").exists(),
+        "no move happened"
+    );
+    // MCP scope paths.
+    for path in [
+        "/mcp/work/%2e%2e",
+        "/mcp/%2e%2e/work",
+        "/mcp/work/linkdir",
+        "/mcp/work/.obsidian",
+        "/mcp/work/backups.md",
+        "/mcp/work/%zz",
+    ] {
+        // Sent as written: an HTTP client library would resolve `%2e%2e` itself.
+        let (code, body) = s.raw_tcp("POST", path, "{}");
+        assert_eq!(code, 404, "{path}: {body}");
+        assert!(
+            body.contains("Not found: no folder with MCP turned on at this path"),
+            "{path}: {body}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folder_endpoints_over_streamable_http() {
+    let s = Serve::start(&[]).await;
+    let client = s.mcp("/mcp/work").await;
+    let info = client.peer_info().unwrap();
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("ragdown-work")
+    );
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(
+        tools.len(),
+        12,
+        "{:?}",
+        tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    let (err, text) = tool(&client, "ragdown_recall", json!({"query": "pg_restore"})).await;
+    assert!(!err, "{text}");
+    assert!(text.contains("backups.md:"), "{text}");
+    assert!(
+        !text.contains("work/backups.md"),
+        "paths are relative to the folder: {text}"
+    );
+    assert!(
+        !text.contains("garden"),
+        "another folder's documents never show: {text}"
+    );
+    let (err, text) = tool(
+        &client,
+        "ragdown_read_doc",
+        json!({"path": "../home/garden.md"}),
+    )
+    .await;
+    assert!(err, "{text}");
+    let (err, text) = tool(
+        &client,
+        "ragdown_write",
+        json!({"path": "agent/w.md", "text": "# W\n\nwritten over http\n"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    let (code, _) = s.get("/api/doc?path=work/agent/w.md").await;
+    assert_eq!(code, StatusCode::OK, "indexed before the tool answered");
+    client.cancel().await.unwrap();
+
+    // Human-only and missing folders answer the same 404; bare /mcp says to pick one.
+    for path in ["/mcp/home", "/mcp/nope"] {
+        // Sent as written: an HTTP client library would resolve `%2e%2e` itself.
+        let (code, body) = s.raw_tcp("POST", path, "{}");
+        assert_eq!(code, 404, "{path}: {body}");
+        assert!(
+            body.contains("Not found: no folder with MCP turned on at this path"),
+            "{path}: {body}"
+        );
+    }
+    let (code, body) = s.call(Method::POST, "/mcp", Some(json!({})), true).await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "Pick a folder: /mcp/<folder>");
+
+    // Turning MCP on for a folder opens its endpoint at once.
+    let (code, _) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/home",
+            Some(json!({"mcp": true})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK);
+    let home = s.mcp("/mcp/home").await;
+    let (err, text) = tool(&home, "ragdown_recall", json!({"query": "tomatoes"})).await;
+    assert!(!err && text.contains("garden.md"), "{text}");
+    home.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_refuses_writes_but_not_folder_settings() {
+    let s = Serve::start(&[("RAGDOWN_READ_ONLY", "true")]).await;
+    for (method, path, body) in [
+        (
+            Method::POST,
+            "/api/doc",
+            json!({"path": "work/x.md", "text": "x"}),
+        ),
+        (Method::DELETE, "/api/doc?path=work/backups.md", json!({})),
+        (
+            Method::POST,
+            "/api/move",
+            json!({"from": "work/backups.md", "to": "work/b.md"}),
+        ),
+        (Method::POST, "/api/folders", json!({"name": "x"})),
+        (Method::DELETE, "/api/folders/home?confirm=home", json!({})),
+        (Method::PATCH, "/api/folders/home", json!({"name": "house"})),
+        (Method::DELETE, "/api/loose?name=loose.md", json!({})),
+        (Method::PATCH, "/api/settings", json!({"text_limit": 10})),
+    ] {
+        let (code, msg) = s.call(method.clone(), path, Some(body), true).await;
+        assert_eq!(code, StatusCode::FORBIDDEN, "{method} {path}: {msg}");
+    }
+    let (code, _) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/home",
+            Some(json!({"title": "Home", "mcp": true})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "settings are not documents");
+    assert!(s.docs.path().join("work/backups.md").exists());
+    let client = s.mcp("/mcp/work").await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(
+        !tools.iter().any(|t| t.name == "ragdown_write"),
+        "write tools hidden"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_apply_at_once_and_the_query_log_sums_up() {
+    let s = Serve::start(&[]).await;
+    let patch = |body: Value| s.call(Method::PATCH, "/api/settings", Some(body), true);
+    let (code, out) =
+        patch(json!({"text_limit": 12, "query_log": true, "hook": {"top_k": 1}})).await;
+    assert_eq!(code, StatusCode::OK, "{out}");
+    assert_eq!(out["settings"]["text_limit"], 12);
+    let file = s.docs.path().join(".ragdown-server.json");
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("text_limit")
+    );
+    let (_, status) = s.call(Method::GET, "/api/status", None, false).await;
+    assert_eq!(status["settings"]["text_limit"], 12);
+    assert_eq!(status["settings"]["saved"]["text_limit"], 12);
+    assert_eq!(status["settings"]["env"]["text_limit"], 2000);
+
+    let client = s.mcp("/mcp/work").await;
+    let (_, text) = tool(
+        &client,
+        "ragdown_recall",
+        json!({"query": "pg_restore twice"}),
+    )
+    .await;
+    assert!(
+        !text.contains("Run pg_restore twice."),
+        "clipped to 12 characters: {text}"
+    );
+    let (_, _) = tool(&client, "ragdown_read_doc", json!({"path": "backups.md"})).await;
+    let (_, _) = tool(
+        &client,
+        "ragdown_recall",
+        json!({"query": "qqqq zzzz unrelated"}),
+    )
+    .await;
+    client.cancel().await.unwrap();
+    let (code, _) = s.get("/api/search?folder=home&q=tomatoes").await;
+    assert_eq!(code, StatusCode::OK);
+
+    let (code, log) = s.get("/api/query-log").await;
+    assert_eq!(code, StatusCode::OK, "{log}");
+    assert_eq!(log["enabled"], true);
+    assert_eq!(log["searches"]["recall"], 2, "{log}");
+    assert_eq!(log["searches"]["web"], 1, "{log}");
+    let read = &log["most_read"][0];
+    assert_eq!(read["path"], "backups.md");
+    assert_eq!(read["folder"], "work");
+    assert_eq!(read["after_search"], 1);
+    let (code, _) = s.call(Method::DELETE, "/api/query-log", None, true).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(s.get("/api/query-log").await.1["entries"], 0);
+
+    for bad in [
+        json!({"text_limit": -3}),
+        json!({"watch": "sometimes"}),
+        json!({"nope": 1}),
+        json!({"embedder": "no-such-model"}),
+    ] {
+        let (code, body) = patch(bad.clone()).await;
+        assert_eq!(code, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    assert_eq!(
+        s.get("/api/settings").await.0,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+    let (code, _) = patch(json!({"text_limit": null, "query_log": null, "hook": null})).await;
+    assert_eq!(code, StatusCode::OK);
+    assert!(!file.exists(), "nothing saved: the file is gone");
+}
+
+#[test]
+fn serve_refuses_to_start_without_a_token() {
+    let docs = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ragdown"))
+        .arg("serve")
+        .env("RAGDOWN_DOCS_DIR", docs.path())
+        .env("RAGDOWN_EMBEDDER", "hash")
+        .env_remove("RAGDOWN_TOKEN")
+        .env_remove("SECURE_LOCAL_NET")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("RAGDOWN_TOKEN") && err.contains("openssl rand -hex 32"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secure_local_net_needs_no_token_and_sigterm_stops_cleanly() {
+    let mut s = Serve::start(&[("SECURE_LOCAL_NET", "true"), ("RAGDOWN_TOKEN", "")]).await;
+    let (code, _) = s.call(Method::GET, "/api/folders", None, false).await;
+    assert_eq!(code, StatusCode::OK);
+    let pid = s.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}: {}", s.log.lock().unwrap());
+}

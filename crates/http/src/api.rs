@@ -1,0 +1,930 @@
+//! The `/api` routes the web UI uses, and the router that puts them, `/mcp…` and the fallbacks
+//! together. Every route is declared once in [`api_routes`], which also decides whether it
+//! needs the token: a route cannot be added without saying so (a test walks the table).
+//!
+//! Paths in `/api` include the folder (`work/notes/a.md`); handlers split it off, then call the
+//! `server` crate's documents code on that folder's engine, off the async executor. Writes
+//! answer after the index has synced.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Query, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, any, get};
+use ragdown_index::walk::is_skipped_name;
+use ragdown_server::folder_config::FolderConfig;
+use ragdown_server::format::full_hash;
+use ragdown_server::{Engine, ToolError, documents, paths};
+use serde_json::{Map, Value, json};
+
+use crate::folders::{Folder, Folders, OpenWith};
+use crate::{ApiError, ApiResult, AppState, auth, mcp_routes};
+
+/// Largest JSON body, and largest upload or move body.
+pub const MAX_BODY: usize = 1024 * 1024;
+pub const MAX_UPLOAD: usize = 4 * 1024 * 1024;
+
+/// One declared route.
+pub struct ApiRoute {
+    pub path: &'static str,
+    pub methods: &'static [Method],
+    /// `false` only for `GET /api/status`.
+    pub needs_token: bool,
+    pub handler: MethodRouter<AppState>,
+}
+
+fn route(
+    path: &'static str,
+    methods: &'static [Method],
+    handler: MethodRouter<AppState>,
+) -> ApiRoute {
+    ApiRoute {
+        path,
+        methods,
+        needs_token: true,
+        handler,
+    }
+}
+
+/// Every route of `/api` and `/mcp`, with its methods.
+pub fn api_routes() -> Vec<ApiRoute> {
+    use axum::routing::{delete, patch, post};
+    vec![
+        ApiRoute {
+            path: "/api/status",
+            methods: &[Method::GET],
+            needs_token: false,
+            handler: get(status),
+        },
+        route(
+            "/api/folders",
+            &[Method::GET, Method::POST],
+            get(list_folders).post(create_folder),
+        ),
+        route(
+            "/api/folders/{name}",
+            &[Method::PATCH, Method::DELETE],
+            patch(patch_folder).delete(delete_folder),
+        ),
+        route("/api/settings", &[Method::PATCH], patch(patch_settings)),
+        route(
+            "/api/query-log",
+            &[Method::GET, Method::DELETE],
+            get(query_log).delete(clear_query_log),
+        ),
+        route("/api/loose", &[Method::DELETE], delete(delete_loose)),
+        route("/api/docs", &[Method::GET], get(list_docs)),
+        route(
+            "/api/doc",
+            &[Method::GET, Method::POST, Method::DELETE],
+            get(read_doc)
+                .post(write_doc)
+                .delete(delete_doc)
+                .layer(DefaultBodyLimit::max(MAX_UPLOAD)),
+        ),
+        route("/api/search", &[Method::GET], get(search)),
+        route("/api/resolve", &[Method::GET], get(resolve)),
+        route(
+            "/api/move",
+            &[Method::POST],
+            post(move_doc).layer(DefaultBodyLimit::max(MAX_UPLOAD)),
+        ),
+        route("/api/backlinks", &[Method::GET], get(backlinks)),
+        route("/api/file", &[Method::GET], get(file)),
+        route(
+            "/mcp",
+            &[Method::GET, Method::POST, Method::DELETE],
+            any(mcp_routes::mcp),
+        ),
+        route(
+            "/mcp/{*scope}",
+            &[Method::GET, Method::POST, Method::DELETE],
+            any(mcp_routes::mcp),
+        ),
+    ]
+}
+
+async fn not_found() -> ApiError {
+    ApiError::not_found("Not found")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed")
+}
+
+async fn no_ui() -> ApiError {
+    ApiError::not_found("The web UI is not built into this ragdown yet: use /api and /mcp/<folder>")
+}
+
+pub fn router(state: AppState) -> Router {
+    let mut open = Router::new();
+    let mut protected = Router::new();
+    for r in api_routes() {
+        if r.needs_token {
+            protected = protected.route(r.path, r.handler);
+        } else {
+            open = open.route(r.path, r.handler);
+        }
+    }
+    // `route_layer`: auth runs for matched routes only, so an unknown /api path is a 404 before
+    // auth, as upstream.
+    let protected = protected.route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        auth::require_token,
+    ));
+    let keep_alive = state.config.keep_alive_ms;
+    open.merge(protected)
+        .route("/api", any(not_found))
+        .route("/api/{*rest}", any(not_found))
+        .fallback(no_ui)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::map_response(
+            move |mut response: Response| async move {
+                if keep_alive > 0
+                    && let Ok(v) =
+                        HeaderValue::from_str(&format!("timeout={}", keep_alive.div_ceil(1000)))
+                {
+                    response.headers_mut().insert("keep-alive", v);
+                }
+                response
+            },
+        ))
+        .with_state(state)
+}
+
+// ---------------------------------------------------------------- helpers
+
+/// Runs blocking work (file I/O, syncing, embedding) off the async executor.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| {
+        tracing::error!("[http] a request failed unexpectedly: {e}");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error: the request failed unexpectedly (logged on the server)",
+        )
+    })?
+}
+
+/// The JSON object of a body: empty or non-object is `{}`, invalid JSON a 400.
+fn body_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Ok(Map::new()),
+        Err(e) => Err(ApiError::bad_request(format!("invalid JSON body: {e}"))),
+    }
+}
+
+fn string_field(body: &Map<String, Value>, key: &str) -> ApiResult<Option<String>> {
+    match body.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "{key} must be a string, not {other}"
+        ))),
+    }
+}
+
+fn required_field(body: &Map<String, Value>, key: &str) -> ApiResult<String> {
+    string_field(body, key)?.ok_or_else(|| ApiError::bad_request(format!("{key} is missing")))
+}
+
+fn required<'a>(query: &'a HashMap<String, String>, key: &str) -> ApiResult<&'a str> {
+    query
+        .get(key)
+        .map(String::as_str)
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| ApiError::bad_request(format!("the {key} parameter is missing")))
+}
+
+fn check_writable(state: &AppState) -> ApiResult<()> {
+    if state.config.server.read_only {
+        return Err(ApiError::read_only());
+    }
+    Ok(())
+}
+
+/// A client path of /api, normalised; `..` is refused outright (paths name the folder, so
+/// there is never a reason to climb).
+fn api_path(input: &str) -> ApiResult<String> {
+    if input
+        .replace('\\', "/")
+        .split('/')
+        .any(|s| s.trim() == "..")
+    {
+        return Err(ApiError::bad_request(format!(
+            "{input} climbs with '..': give the path from the folder down (work/notes/a.md)"
+        )));
+    }
+    Ok(paths::normalize(input)?)
+}
+
+/// Splits `work/notes/a.md` into the folder and the folder-relative path (which may be empty).
+fn split_path(folders: &Folders, input: &str) -> ApiResult<(Arc<Folder>, String)> {
+    let path = api_path(input)?;
+    let (name, rel) = path.split_once('/').unwrap_or((path.as_str(), ""));
+    if name.is_empty() {
+        return Err(ApiError::bad_request(
+            "the path names no folder: paths in /api start with the folder (work/notes/a.md)",
+        ));
+    }
+    let folder = folders
+        .get(name)
+        .ok_or_else(|| ApiError::not_found(format!("no folder named {name}")))?;
+    Ok((folder, rel.to_string()))
+}
+
+fn folder_of(folders: &Folders, name: &str) -> ApiResult<Arc<Folder>> {
+    folders
+        .get(name)
+        .ok_or_else(|| ApiError::not_found(format!("no folder named {name}")))
+}
+
+fn with_folder(folder: &str, rel: &str) -> String {
+    format!("{folder}/{rel}")
+}
+
+fn sync_json(engine: &Engine) -> Value {
+    let last = engine.last_sync.lock().ok().and_then(|l| l.clone());
+    match last {
+        Some(l) => json!({
+            "added": l.report.added, "updated": l.report.updated, "removed": l.report.removed,
+            "unchanged": l.report.unchanged, "chunks": l.report.embedded,
+            "ms": l.report.elapsed.as_millis() as u64,
+        }),
+        None => Value::Null,
+    }
+}
+
+fn url_segment(name: &str) -> String {
+    name.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn folder_json(folder: &Folder) -> Value {
+    let config = folder.config();
+    let snap = folder.engine.index.snapshot();
+    let mut v = json!({
+        "name": folder.name,
+        "title": config.title_or(&folder.name),
+        "mcp": config.mcp,
+        "hook": config.hook_json(),
+        "mcp_path": format!("/mcp/{}", url_segment(&folder.name)),
+        "files": snap.document_count(),
+        "chunks": snap.chunk_count(),
+        "role": if folder.is_primary() { "primary" } else { "reader" },
+    });
+    if let Some(by) = &config.created_by {
+        v["created_by"] = json!(by);
+    }
+    v
+}
+
+// ---------------------------------------------------------------- status, settings
+
+async fn status(State(state): State<AppState>) -> Response {
+    let env = state.env_tunables();
+    let effective = state.tunables();
+    let saved = state.saved.read();
+    let embedders: Map<String, Value> = ragdown_embed::preset::presets()
+        .into_iter()
+        .map(|p| {
+            (
+                p.name.clone(),
+                json!({ "min_score": crate::server_settings::round(p.min_score) }),
+            )
+        })
+        .collect();
+    let mut settings = effective.to_json();
+    settings["saved"] = Value::Object(saved);
+    settings["env"] = env.to_json();
+    settings["embedders"] = Value::Object(embedders);
+    let mut body = json!({
+        "name": "ragdown",
+        "version": env!("CARGO_PKG_VERSION"),
+        "ready": state.ready(),
+        "auth_required": state.token_digest.is_some(),
+        "read_only": state.config.server.read_only,
+        "settings": settings,
+    });
+    if let Ok(folders) = state.folders() {
+        let list = blocking(move || Ok(folders.list()))
+            .await
+            .unwrap_or_default();
+        let (mut files, mut chunks, mut syncing) = (0, 0, false);
+        for f in &list {
+            let snap = f.engine.index.snapshot();
+            files += snap.document_count();
+            chunks += snap.chunk_count();
+            syncing |= f
+                .engine
+                .index
+                .status()
+                .syncing
+                .load(std::sync::atomic::Ordering::Relaxed);
+        }
+        body["folders"] = json!(list.len());
+        body["files"] = json!(files);
+        body["chunks"] = json!(chunks);
+        body["syncing"] = json!(syncing);
+        body["embedder"] = json!(
+            list.first()
+                .map(|f| f.engine.index.embedder().id().to_string())
+        );
+        body["role"] = json!(if list.iter().all(|f| f.is_primary()) {
+            "primary"
+        } else {
+            "reader"
+        });
+    }
+    axum::Json(body).into_response()
+}
+
+async fn patch_settings(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let patch = body_object(&body)?;
+    let folders = state.folders()?;
+    let _one_at_a_time = state.settings_change.lock().await;
+    let st = state.clone();
+    blocking(move || {
+        if !folders.is_primary() {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "this process does not own the index (another ragdown is its primary): change the settings there",
+            ));
+        }
+        let saved = st.saved.patched(&patch)?;
+        let next = st.env_tunables().with_saved(&saved);
+        let before = st.tunables();
+        // A new embedder is loaded before anything changes: one that cannot load changes nothing.
+        let embedder = if next.embedder != before.embedder {
+            let settings = st.embedder_settings(&next.embedder);
+            Some(
+                ragdown_embed::load(&settings, &ragdown_embed::download::Silent).map_err(|e| {
+                    ApiError::bad_request(format!(
+                        "the embedder {} cannot be loaded: {e}",
+                        next.embedder
+                    ))
+                })?,
+            )
+        } else {
+            None
+        };
+        st.saved.write(&saved)?;
+        {
+            let mut shared = st.settings.write().map_err(|_| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "settings lock poisoned")
+            })?;
+            next.apply_to(&mut shared);
+        }
+        if let Ok(mut t) = st.tunables.lock() {
+            *t = next.clone();
+        }
+        if embedder.is_some() || next.watch != before.watch {
+            let embedder = embedder.unwrap_or_else(|| folders.embedder());
+            folders.reopen_all(OpenWith {
+                embedder,
+                watch: next.watch,
+            })?;
+        }
+        let mut settings = next.to_json();
+        settings["saved"] = Value::Object(saved);
+        Ok(axum::Json(json!({ "settings": settings })).into_response())
+    })
+    .await
+}
+
+async fn query_log(State(state): State<AppState>) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    let enabled = state.tunables().query_log;
+    blocking(move || {
+        let mut summary = folders.query_log.summary();
+        summary["enabled"] = json!(enabled);
+        Ok(axum::Json(summary).into_response())
+    })
+    .await
+}
+
+async fn clear_query_log(State(state): State<AppState>) -> ApiResult<Response> {
+    // Emptying the log is allowed read-only or not: it holds no documents.
+    let folders = state.folders()?;
+    blocking(move || {
+        folders
+            .query_log
+            .clear()
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        Ok(axum::Json(json!({ "cleared": true })).into_response())
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- folders
+
+async fn list_folders(State(state): State<AppState>) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    blocking(move || {
+        let list: Vec<Value> = folders.list().iter().map(|f| folder_json(f)).collect();
+        Ok(
+            axum::Json(json!({ "folders": list, "loose_files": folders.loose_files() }))
+                .into_response(),
+        )
+    })
+    .await
+}
+
+async fn create_folder(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let body = body_object(&body)?;
+    let folders = state.folders()?;
+    let name = string_field(&body, "name")?
+        .ok_or_else(|| ApiError::bad_request("name is missing: the folder's directory name"))?;
+    blocking(move || {
+        let mut config = FolderConfig::default();
+        let mut patch = Map::new();
+        for key in ["title", "mcp", "hook"] {
+            if let Some(v) = body.get(key) {
+                patch.insert(key.into(), v.clone());
+            }
+        }
+        config.apply_patch(&patch)?;
+        let folder = folders.create(&name, &config)?;
+        Ok((
+            StatusCode::CREATED,
+            axum::Json(json!({ "folder": folder_json(&folder) })),
+        )
+            .into_response())
+    })
+    .await
+}
+
+async fn patch_folder(
+    State(state): State<AppState>,
+    UrlPath(name): UrlPath<String>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let body = body_object(&body)?;
+    let folders = state.folders()?;
+    let read_only = state.config.server.read_only;
+    blocking(move || {
+        let mut folder = folder_of(&folders, &name)?;
+        let mut config = folder.config();
+        let mut patch = Map::new();
+        for key in ["title", "mcp", "hook"] {
+            if let Some(v) = body.get(key) {
+                patch.insert(key.into(), v.clone());
+            }
+        }
+        config.apply_patch(&patch)?;
+        let rename = string_field(&body, "name")?.filter(|n| n != &name);
+        if rename.is_some() && read_only {
+            return Err(ApiError::read_only());
+        }
+        if !patch.is_empty() {
+            config.write(&folder.dir)?;
+        }
+        if let Some(to) = rename {
+            folder = folders.rename(&name, &to)?;
+        }
+        Ok(axum::Json(json!({ "folder": folder_json(&folder) })).into_response())
+    })
+    .await
+}
+
+async fn delete_folder(
+    State(state): State<AppState>,
+    UrlPath(name): UrlPath<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let folders = state.folders()?;
+    blocking(move || {
+        folder_of(&folders, &name)?;
+        if query.get("confirm") != Some(&name) {
+            return Err(ApiError::bad_request(format!(
+                "deleting a folder removes every file in it: repeat its name as ?confirm={name}"
+            )));
+        }
+        folders.delete(&name)?;
+        Ok(axum::Json(json!({ "name": name, "sync": { "removed_folder": name } })).into_response())
+    })
+    .await
+}
+
+async fn delete_loose(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let folders = state.folders()?;
+    let name = required(&query, "name")?.to_string();
+    blocking(move || {
+        if !folders.loose_files().contains(&name) {
+            return Err(ApiError::not_found(format!(
+                "{name} is not a loose Markdown file of the docs directory"
+            )));
+        }
+        std::fs::remove_file(folders.docs_dir().join(&name))
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        Ok(axum::Json(json!({ "name": name })).into_response())
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- documents
+
+fn doc_json(folder: &Folder, doc: &ragdown_index::DocumentRecord, chunks: usize) -> Value {
+    json!({
+        "path": with_folder(&folder.name, &doc.path),
+        "folder": folder.name,
+        "title": doc.title,
+        "description": doc.description,
+        "tags": doc.tags,
+        "aliases": doc.aliases,
+        "created_by": doc.created_by,
+        "session": doc.session,
+        "superseded_by": documents::superseded_by(&folder.engine, &doc.path)
+            .iter()
+            .map(|p| with_folder(&folder.name, p))
+            .collect::<Vec<_>>(),
+        "mtime_ms": doc.mtime_ns / 1_000_000,
+        "size": doc.size,
+        "chunks": chunks,
+    })
+}
+
+async fn list_docs(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    blocking(move || {
+        let chosen: Vec<Arc<Folder>> = match query.get("folder").filter(|f| !f.is_empty()) {
+            Some(name) => vec![folder_of(&folders, name)?],
+            None => folders.list(),
+        };
+        let mut docs = Vec::new();
+        for folder in &chosen {
+            let snap = folder.engine.index.snapshot();
+            let mut list: Vec<_> = snap.documents().collect();
+            list.sort_by(|a, b| a.path.cmp(&b.path));
+            for doc in list {
+                docs.push(doc_json(folder, doc, snap.chunks_of(doc.id).len()));
+            }
+        }
+        Ok(axum::Json(json!({ "docs": docs })).into_response())
+    })
+    .await
+}
+
+async fn read_doc(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    let path = required(&query, "path")?.to_string();
+    blocking(move || {
+        let (folder, rel) = split_path(&folders, &path)?;
+        let snap = folder.engine.index.snapshot();
+        let doc = snap
+            .document_by_path(&rel)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(format!("not an indexed document: {path}")))?;
+        let (_, abs) = paths::document(&folder.dir, &rel)?;
+        let bytes = std::fs::read(&abs)
+            .map_err(|_| ApiError::not_found(format!("{path} is no longer on disk")))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let mut v = doc_json(&folder, &doc, snap.chunks_of(doc.id).len());
+        v["text"] = json!(text);
+        v["hash"] = json!(full_hash(&bytes));
+        v["lines"] = json!(text.lines().count());
+        folder
+            .engine
+            .log_query(json!({"kind": "read", "path": rel, "via": "web"}));
+        Ok(axum::Json(v).into_response())
+    })
+    .await
+}
+
+async fn write_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let body = body_object(&body)?;
+    let folders = state.folders()?;
+    blocking(move || {
+        let path = required_field(&body, "path")?;
+        let text = required_field(&body, "text")?;
+        let overwrite = body
+            .get("overwrite")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let base_hash = string_field(&body, "base_hash")?;
+        let normalized = api_path(&path)?;
+        let (name, rel) = normalized.split_once('/').unwrap_or(("", ""));
+        let folder = folders.get(name).filter(|_| !rel.is_empty()).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "{path} is not inside a folder: upload into an existing folder (work/notes/a.md)"
+            ))
+        })?;
+        let (rel, abs) = paths::document(&folder.dir, rel)?;
+        paths::check_markdown(&rel)?;
+        if abs.is_dir() {
+            return Err(ApiError::bad_request(format!("{path} is a directory")));
+        }
+        let existing = std::fs::read(&abs).ok();
+        let changed = |why: &str| ApiError {
+            status: StatusCode::CONFLICT,
+            message: format!("{path} {why} since it was opened: reload it, or save over it"),
+            code: Some("changed"),
+        };
+        match (&existing, &base_hash) {
+            (Some(bytes), Some(base)) if !documents::is_version(&full_hash(bytes), base) => {
+                return Err(changed("has changed"));
+            }
+            (None, Some(_)) => return Err(changed("is gone")),
+            (Some(_), None) if !overwrite => {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!("{path} already exists: send overwrite: true to replace it"),
+                ));
+            }
+            _ => {}
+        }
+        let created = existing.is_none();
+        let text = match &existing {
+            Some(old) => documents::match_line_endings(&text, &String::from_utf8_lossy(old)),
+            None => text,
+        };
+        if created {
+            if !documents::create_new(&abs, &rel, text.as_bytes())? {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!("{path} was created meanwhile: send overwrite: true to replace it"),
+                ));
+            }
+        } else {
+            documents::atomic_write(&abs, &rel, text.as_bytes())?;
+        }
+        folder.engine.sync()?;
+        let status = if created {
+            StatusCode::CREATED
+        } else {
+            StatusCode::OK
+        };
+        Ok((
+            status,
+            axum::Json(json!({
+                "path": with_folder(&folder.name, &rel),
+                "created": created,
+                "hash": full_hash(text.as_bytes()),
+                "sync": sync_json(&folder.engine),
+            })),
+        )
+            .into_response())
+    })
+    .await
+}
+
+async fn delete_doc(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let folders = state.folders()?;
+    let path = required(&query, "path")?.to_string();
+    blocking(move || {
+        let (folder, rel) = split_path(&folders, &path)?;
+        let (rel, abs) = paths::document(&folder.dir, &rel)?;
+        paths::check_markdown(&rel)?;
+        if !abs.is_file() {
+            return Err(ApiError::not_found(format!("no such document: {path}")));
+        }
+        documents::delete(&folder.engine, &rel, false, None)?;
+        Ok(axum::Json(json!({
+            "path": with_folder(&folder.name, &rel),
+            "sync": sync_json(&folder.engine),
+        }))
+        .into_response())
+    })
+    .await
+}
+
+async fn search(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    let q = required(&query, "q")?.to_string();
+    let name = required(&query, "folder")?.to_string();
+    let top_k = match query.get("top_k").filter(|v| !v.is_empty()) {
+        None => 10,
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request(format!("top_k must be a number, not {v}")))?,
+    }
+    .clamp(1, 50);
+    let tag = query.get("tag").cloned();
+    blocking(move || {
+        let folder = folder_of(&folders, &name)?;
+        let engine = &folder.engine;
+        let settings = engine.settings();
+        let options = ragdown_search::SearchOptions {
+            limit: top_k,
+            tag: tag.as_deref().and_then(ragdown_markdown::tags::normalize),
+            max_per_document: settings.max_per_document,
+            follow_links: settings.follow_links,
+            ..Default::default()
+        };
+        let started = std::time::Instant::now();
+        let hits = ragdown_search::search(&engine.index, &q, &options).map_err(ToolError::from)?;
+        engine.log_query(json!({
+            "kind": "search",
+            "query": q,
+            "filters": {"tag": options.tag, "top_k": top_k},
+            "hits": ragdown_server::query_log::hits_json(&hits),
+            "min_score": engine.index.embedder().min_score(),
+            "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
+        }));
+        let hits: Vec<Value> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "path": with_folder(&folder.name, h.path()),
+                    "title": h.document.title,
+                    "heading": h.heading,
+                    "start_line": h.line_start,
+                    "end_line": h.line_end,
+                    "similarity": (h.similarity * 10_000.0).round() / 10_000.0,
+                    "text": h.text,
+                    "tags": h.document.tags,
+                    "mtime_ms": h.document.mtime_ns / 1_000_000,
+                    "created_by": h.document.created_by,
+                })
+            })
+            .collect();
+        Ok(axum::Json(json!({ "hits": hits })).into_response())
+    })
+    .await
+}
+
+async fn resolve(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    let from = required(&query, "from")?.to_string();
+    let link = query.get("link").cloned().unwrap_or_default();
+    blocking(move || {
+        let (folder, from_rel) = split_path(&folders, &from)?;
+        let inner = link
+            .trim()
+            .trim_start_matches('!')
+            .trim_start_matches("[[")
+            .trim_end_matches("]]");
+        let parsed = ragdown_markdown::links::parse_wikilink(inner)
+            .ok_or_else(|| ApiError::not_found(format!("{link} names no document")))?;
+        let snap = folder.engine.index.snapshot();
+        let doc = if parsed.target.is_empty() {
+            snap.document_by_path(&from_rel)
+        } else {
+            snap.resolve(&parsed.target, Some(&from_rel))
+        }
+        .ok_or_else(|| ApiError::not_found(format!("{link} resolves to no document")))?;
+        let mut v = json!({ "path": with_folder(&folder.name, &doc.path) });
+        if let Some(anchor) = parsed.heading {
+            v["anchor"] = json!(anchor);
+        }
+        Ok(axum::Json(v).into_response())
+    })
+    .await
+}
+
+async fn move_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let body = body_object(&body)?;
+    let folders = state.folders()?;
+    blocking(move || {
+        let from = required_field(&body, "from")?;
+        let to = required_field(&body, "to")?;
+        let (folder, from_rel) = split_path(&folders, &from)?;
+        let to_norm = api_path(&to)?;
+        let (to_folder, to_rel) = to_norm.split_once('/').unwrap_or((to_norm.as_str(), ""));
+        if to_folder != folder.name {
+            return Err(ApiError::bad_request(
+                "a move stays within its folder: to must start with the same folder as from",
+            ));
+        }
+        let moved = documents::move_paths(&folder.engine, &from_rel, to_rel)?;
+        let prefix = |p: &String| with_folder(&folder.name, p);
+        Ok(axum::Json(json!({
+            "from": prefix(&moved.from),
+            "to": prefix(&moved.to),
+            "updated": moved.updated.iter().map(prefix).collect::<Vec<_>>(),
+            "sync": sync_json(&folder.engine),
+        }))
+        .into_response())
+    })
+    .await
+}
+
+async fn backlinks(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    let path = required(&query, "path")?.to_string();
+    blocking(move || {
+        let (folder, rel) = split_path(&folders, &path)?;
+        if folder
+            .engine
+            .index
+            .snapshot()
+            .document_by_path(&rel)
+            .is_none()
+        {
+            return Err(ApiError::not_found(format!(
+                "not an indexed document: {path}"
+            )));
+        }
+        let text = documents::backlinks(&folder.engine, &rel)?;
+        let mut v: Value = serde_json::from_str(&text)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        if let Some(p) = v["path"].as_str() {
+            v["path"] = json!(with_folder(&folder.name, p));
+        }
+        if let Some(list) = v["backlinks"].as_array_mut() {
+            for b in list {
+                if let Some(p) = b["path"].as_str() {
+                    b["path"] = json!(with_folder(&folder.name, p));
+                }
+            }
+        }
+        Ok(axum::Json(v).into_response())
+    })
+    .await
+}
+
+/// The content type a file is served with: never one a browser would run.
+fn content_type(rel: &str) -> &'static str {
+    let ext = rel.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("md" | "markdown" | "mdx") => "text/markdown; charset=utf-8",
+        Some("txt" | "html" | "htm" | "js" | "mjs" | "css" | "json" | "csv") => {
+            "text/plain; charset=utf-8"
+        }
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("svg") => "image/svg+xml",
+        Some("pdf") => "application/pdf",
+        _ => "application/octet-stream",
+    }
+}
+
+async fn file(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    let path = required(&query, "path")?.to_string();
+    blocking(move || {
+        let (folder, rel) = split_path(&folders, &path)?;
+        if rel.is_empty() || rel.split('/').any(is_skipped_name) {
+            return Err(ApiError::bad_request(format!(
+                "{path} is not a file ragdown serves: dot-paths and node_modules are private"
+            )));
+        }
+        let abs = paths::inside(&folder.dir, &rel)?;
+        let bytes = match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.is_file() => std::fs::read(&abs)
+                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?,
+            _ => return Err(ApiError::not_found(format!("no such file: {path}"))),
+        };
+        Ok((
+            [
+                (header::CONTENT_TYPE, content_type(&rel)),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (header::CONTENT_SECURITY_POLICY, "sandbox"),
+                (header::CACHE_CONTROL, "no-cache"),
+            ],
+            bytes,
+        )
+            .into_response())
+    })
+    .await
+}

@@ -1,0 +1,378 @@
+//! The folders of the docs dir: every top-level real directory with an indexable name, found
+//! as it appears. Each open folder has its own index (in `<data dir>/folders/<name>`), an
+//! [`Engine`] over it, and — when this process is its primary — a follower keeping it in sync.
+//! All folders share one embedder, one settings value and one query log.
+//!
+//! Owns creating, renaming and deleting folder directories (and their derived data); never
+//! answers HTTP itself.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use ragdown_embed::Embedder;
+use ragdown_index::walk::{is_document_path, is_skipped_name};
+use ragdown_index::{Index, IndexSettings, lock};
+use ragdown_server::folder_config::FolderConfig;
+use ragdown_server::primary::{self, PrimaryDuties, SharedDuties};
+use ragdown_server::query_log::QueryLog;
+use ragdown_server::{Engine, SharedSettings, ToolError};
+
+/// One open folder.
+pub struct Folder {
+    pub name: String,
+    pub dir: PathBuf,
+    pub engine: Arc<Engine>,
+    duties: SharedDuties,
+}
+
+impl Folder {
+    /// Its `.ragdown.json`, read now.
+    pub fn config(&self) -> FolderConfig {
+        FolderConfig::read(&self.dir)
+    }
+
+    pub fn is_primary(&self) -> bool {
+        self.engine.is_primary()
+    }
+
+    /// An engine over `sub` (a subfolder path) of this folder. Not served yet.
+    pub fn scoped_engine(&self, _sub: &str) -> Option<Arc<Engine>> {
+        None
+    }
+}
+
+impl Folder {
+    /// Stops the follower and frees the primary lock (a reader's takeover loop ends too),
+    /// even while a request still holds this folder.
+    pub fn close(&self) {
+        if let Ok(mut d) = self.duties.lock() {
+            d.take();
+        }
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// How folder indexes are opened; swapped whole when the embedder or watching changes.
+#[derive(Clone)]
+pub struct OpenWith {
+    pub embedder: Arc<dyn Embedder>,
+    pub watch: bool,
+}
+
+pub struct Folders {
+    docs_dir: PathBuf,
+    data_dir: PathBuf,
+    max_file_bytes: u64,
+    takeover_every: Duration,
+    pub settings: SharedSettings,
+    pub query_log: Arc<QueryLog>,
+    open_with: RwLock<OpenWith>,
+    open: Mutex<BTreeMap<String, Arc<Folder>>>,
+}
+
+/// A folder name the web UI and agents may create or rename to.
+pub fn valid_new_name(name: &str) -> Result<(), ToolError> {
+    let pattern = regex::Regex::new(r"^[A-Za-z0-9_][A-Za-z0-9 _.-]{0,63}$")
+        .map_err(|e| ToolError::internal(e.to_string()))?;
+    if !pattern.is_match(name) || name != name.trim() || name == "node_modules" {
+        return Err(ToolError::invalid(format!(
+            "{name:?} is not a valid folder name: use up to 64 letters, digits, spaces, '_', '.' or '-', starting with a letter, digit or '_'"
+        )));
+    }
+    Ok(())
+}
+
+fn poisoned() -> ToolError {
+    ToolError::internal("the folder table was poisoned by a panic; restart ragdown")
+}
+
+impl Folders {
+    pub fn new(
+        docs_dir: PathBuf,
+        data_dir: PathBuf,
+        max_file_bytes: u64,
+        takeover_every: Duration,
+        settings: SharedSettings,
+        open_with: OpenWith,
+    ) -> Self {
+        let query_log = Arc::new(QueryLog::new(&data_dir));
+        Self {
+            docs_dir,
+            data_dir,
+            max_file_bytes,
+            takeover_every,
+            settings,
+            query_log,
+            open_with: RwLock::new(open_with),
+            open: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn docs_dir(&self) -> &Path {
+        &self.docs_dir
+    }
+
+    pub fn embedder(&self) -> Arc<dyn Embedder> {
+        match self.open_with.read() {
+            Ok(o) => o.embedder.clone(),
+            Err(p) => p.into_inner().embedder.clone(),
+        }
+    }
+
+    fn folder_data_dir(&self, name: &str) -> PathBuf {
+        self.data_dir.join("folders").join(name)
+    }
+
+    /// The folder directories on disk now: real directories with indexable names, sorted.
+    pub fn scan(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.docs_dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| !is_skipped_name(n))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Markdown files directly in the docs dir: not in any folder, so not indexed.
+    pub fn loose_files(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(&self.docs_dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| !is_skipped_name(n) && is_document_path(n))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn open_folder(&self, name: &str) -> Result<Arc<Folder>, ToolError> {
+        let open_with = match self.open_with.read() {
+            Ok(o) => o.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        let dir = self.docs_dir.join(name);
+        let data_dir = self.folder_data_dir(name);
+        let index_settings = IndexSettings {
+            root: dir.clone(),
+            data_dir: data_dir.clone(),
+            max_file_bytes: self.max_file_bytes,
+        };
+        let lock = lock::try_become_primary(&data_dir).map_err(|e| {
+            ToolError::internal(format!("taking the primary lock of folder {name}: {e}"))
+        })?;
+        let index = match &lock {
+            Some(_) => Index::open(index_settings, open_with.embedder.clone())?,
+            None => Index::open_reader(index_settings, open_with.embedder.clone())?,
+        };
+        let mut engine = Engine::shared(name.to_string(), Arc::new(index), self.settings.clone());
+        engine.folder_config = Some(dir.clone());
+        engine.query_log = Some(self.query_log.clone());
+        let engine = Arc::new(engine);
+        let duties: SharedDuties = Arc::new(Mutex::new(None));
+        match lock {
+            Some(lock) => {
+                primary::answer_forwarded_syncs(&engine.index, &lock);
+                if let Ok(mut d) = duties.lock() {
+                    *d = Some(PrimaryDuties::start(&engine, lock, open_with.watch));
+                }
+            }
+            None => primary::watch_for_takeover(
+                engine.clone(),
+                duties.clone(),
+                open_with.watch,
+                self.takeover_every,
+            ),
+        }
+        tracing::info!("folder {name} opened");
+        Ok(Arc::new(Folder {
+            name: name.to_string(),
+            dir,
+            engine,
+            duties,
+        }))
+    }
+
+    /// Opens folders that appeared and closes those that went.
+    pub fn refresh(&self) -> Result<(), ToolError> {
+        let on_disk = self.scan();
+        let mut open = self.open.lock().map_err(|_| poisoned())?;
+        open.retain(|name, folder| {
+            let keep = on_disk.contains(name);
+            if !keep {
+                folder.close();
+            }
+            keep
+        });
+        for name in on_disk {
+            if open.contains_key(&name) {
+                continue;
+            }
+            match self.open_folder(&name) {
+                Ok(folder) => {
+                    open.insert(name, folder);
+                }
+                Err(e) => tracing::error!("folder {name} could not be opened: {e}"),
+            }
+        }
+        Ok(())
+    }
+
+    /// Every folder, by name.
+    pub fn list(&self) -> Vec<Arc<Folder>> {
+        if let Err(e) = self.refresh() {
+            tracing::error!("{e}");
+        }
+        match self.open.lock() {
+            Ok(open) => open.values().cloned().collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// One folder by its exact name.
+    pub fn get(&self, name: &str) -> Option<Arc<Folder>> {
+        if name.is_empty() || is_skipped_name(name) {
+            return None;
+        }
+        {
+            let open = self.open.lock().ok()?;
+            if let Some(f) = open.get(name)
+                && f.dir.is_dir()
+            {
+                return Some(f.clone());
+            }
+        }
+        self.refresh().ok()?;
+        self.open.lock().ok()?.get(name).cloned()
+    }
+
+    /// Makes a folder directory with its `.ragdown.json`, then opens it.
+    pub fn create(&self, name: &str, config: &FolderConfig) -> Result<Arc<Folder>, ToolError> {
+        valid_new_name(name)?;
+        let dir = self.docs_dir.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(ToolError::conflict(format!(
+                    "a folder named {name} already exists"
+                )));
+            }
+            Err(e) => return Err(ToolError::internal(format!("creating {name}: {e}"))),
+        }
+        config.write(&dir)?;
+        self.get(name)
+            .ok_or_else(|| ToolError::internal(format!("folder {name} was made but not opened")))
+    }
+
+    /// Renames a folder, keeping its index (renamed with it), then syncs it.
+    pub fn rename(&self, name: &str, to: &str) -> Result<Arc<Folder>, ToolError> {
+        valid_new_name(to)?;
+        let from_dir = self.docs_dir.join(name);
+        let to_dir = self.docs_dir.join(to);
+        let case_only = name != to && name.eq_ignore_ascii_case(to);
+        if name != to && to_dir.exists() && !case_only {
+            return Err(ToolError::conflict(format!(
+                "a folder named {to} already exists"
+            )));
+        }
+        let mut open = self.open.lock().map_err(|_| poisoned())?;
+        match open.remove(name) {
+            Some(old) => old.close(),
+            None if !from_dir.is_dir() => {
+                return Err(ToolError::not_found(format!("no folder named {name}")));
+            }
+            None => {}
+        }
+        std::fs::rename(&from_dir, &to_dir)
+            .map_err(|e| ToolError::internal(format!("renaming {name} to {to}: {e}")))?;
+        let (from_data, to_data) = (self.folder_data_dir(name), self.folder_data_dir(to));
+        if from_data.is_dir() {
+            let _ = std::fs::remove_dir_all(&to_data);
+            if let Err(e) = std::fs::rename(&from_data, &to_data) {
+                tracing::warn!("the index of {name} could not follow the rename ({e}): rebuilt");
+            }
+        }
+        let folder = self.open_folder(to)?;
+        open.insert(to.to_string(), folder.clone());
+        drop(open);
+        folder.engine.sync()?;
+        Ok(folder)
+    }
+
+    /// Deletes a folder and everything in it, and its index.
+    pub fn delete(&self, name: &str) -> Result<(), ToolError> {
+        let dir = self.docs_dir.join(name);
+        let is_folder = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+        if is_skipped_name(name) || !is_folder {
+            return Err(ToolError::not_found(format!("no folder named {name}")));
+        }
+        let mut open = self.open.lock().map_err(|_| poisoned())?;
+        if let Some(old) = open.remove(name) {
+            old.close();
+        }
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| ToolError::internal(format!("deleting {name}: {e}")))?;
+        let _ = std::fs::remove_dir_all(self.folder_data_dir(name));
+        Ok(())
+    }
+
+    /// Closes every folder and opens them again with a new embedder or watch setting.
+    pub fn reopen_all(&self, open_with: OpenWith) -> Result<(), ToolError> {
+        let mut open = self.open.lock().map_err(|_| poisoned())?;
+        for folder in open.values() {
+            folder.close();
+        }
+        open.clear();
+        match self.open_with.write() {
+            Ok(mut o) => *o = open_with,
+            Err(p) => *p.into_inner() = open_with,
+        }
+        drop(open);
+        self.refresh()
+    }
+
+    /// Whether this process is the primary of every open folder.
+    pub fn is_primary(&self) -> bool {
+        self.list().iter().all(|f| f.is_primary())
+    }
+
+    /// Closes every folder (shutdown): followers stop after their running batch.
+    pub fn close(&self) {
+        if let Ok(mut open) = self.open.lock() {
+            for folder in open.values() {
+                folder.close();
+            }
+            open.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_names() {
+        assert!(valid_new_name("work").is_ok());
+        assert!(valid_new_name("My notes 2.0").is_ok());
+        assert!(valid_new_name(".hidden").is_err());
+        assert!(valid_new_name(" work").is_err());
+        assert!(valid_new_name("a/b").is_err());
+        assert!(valid_new_name("node_modules").is_err());
+        assert!(valid_new_name(&"x".repeat(65)).is_err());
+    }
+}

@@ -1,0 +1,306 @@
+//! `ragdown serve`: HTTP over the folders of a docs dir. Every top-level directory is a folder
+//! with its own Streamable HTTP MCP endpoint (`/mcp/<folder>[/<subfolder…>]`, stateless, JSON
+//! responses), the optional root endpoint `/mcp` over every MCP folder, and the JSON `/api`
+//! the web UI uses; bearer-token auth on everything but `GET /api/status`.
+//!
+//! The port is bound before the model loads (`ready: false` meanwhile), so a first-start
+//! download never looks like a dead server. This crate adapts the `server` crate's tools and
+//! documents to HTTP; it never ranks, parses Markdown or touches the index files itself.
+
+mod api;
+mod auth;
+pub mod folders;
+mod mcp_routes;
+pub mod server_settings;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use ragdown_embed::{Embedder, EmbedderSettings};
+use ragdown_server::{ErrorKind, ServerSettings, SharedSettings, ToolError};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+pub use api::{ApiRoute, api_routes};
+pub use folders::{Folder, Folders, OpenWith};
+
+/// Everything `serve` is started with (read once from the environment by the binary).
+#[derive(Clone)]
+pub struct ServeConfig {
+    pub docs_dir: PathBuf,
+    pub data_dir: PathBuf,
+    /// The embedder the environment names (saved settings may name another).
+    pub embedder: EmbedderSettings,
+    /// The environment's server settings.
+    pub server: ServerSettings,
+    pub watch: bool,
+    pub root_mcp: bool,
+    pub max_file_bytes: u64,
+    pub takeover_every: Duration,
+    /// `RAGDOWN_TOKEN`; `None` only with `SECURE_LOCAL_NET=true` (checked by the caller).
+    pub token: Option<String>,
+    /// `HTTP_KEEP_ALIVE_TIMEOUT_MS` (0 = never close an idle connection).
+    pub keep_alive_ms: u64,
+}
+
+/// An API failure: a status and `{"error", "code"?}`.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+    pub code: Option<&'static str>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            code: None,
+        }
+    }
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, message)
+    }
+    pub fn read_only() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "this server is read-only (RAGDOWN_READ_ONLY): documents and folders cannot be changed",
+        )
+    }
+}
+
+impl From<ToolError> for ApiError {
+    fn from(e: ToolError) -> Self {
+        let status = match e.kind {
+            ErrorKind::Invalid => StatusCode::BAD_REQUEST,
+            ErrorKind::NotFound => StatusCode::NOT_FOUND,
+            ErrorKind::Conflict => StatusCode::CONFLICT,
+            ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            tracing::error!("[http] {}", e.message);
+        }
+        Self::new(status, e.message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({ "error": self.message });
+        if let Some(code) = self.code {
+            body["code"] = json!(code);
+        }
+        (self.status, Json(body)).into_response()
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// What every handler reads.
+pub struct AppInner {
+    pub config: ServeConfig,
+    /// Set once the embedder has loaded and the folders are open.
+    folders: OnceLock<Arc<Folders>>,
+    /// Why loading failed, if it did.
+    load_error: Mutex<Option<String>>,
+    pub settings: SharedSettings,
+    pub saved: server_settings::SavedSettings,
+    /// The settings in effect (env with saved values over them).
+    pub tunables: Mutex<server_settings::Tunables>,
+    /// `PATCH /api/settings` changes one at a time.
+    pub settings_change: tokio::sync::Mutex<()>,
+    pub token_digest: Option<[u8; 32]>,
+    pub shutdown: CancellationToken,
+}
+
+#[derive(Clone)]
+pub struct AppState(pub Arc<AppInner>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppInner;
+    fn deref(&self) -> &AppInner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(config: ServeConfig) -> Self {
+        let saved = server_settings::SavedSettings::new(&config.docs_dir);
+        let env = server_settings::Tunables::from_env(
+            &config.embedder.name,
+            config.watch,
+            config.root_mcp,
+            &config.server,
+        );
+        let tunables = env.with_saved(&saved.read());
+        let mut server = config.server.clone();
+        tunables.apply_to(&mut server);
+        let token_digest = config.token.as_deref().map(auth::digest);
+        Self(Arc::new(AppInner {
+            folders: OnceLock::new(),
+            load_error: Mutex::new(None),
+            settings: Arc::new(std::sync::RwLock::new(server)),
+            saved,
+            tunables: Mutex::new(tunables),
+            settings_change: tokio::sync::Mutex::new(()),
+            token_digest,
+            shutdown: CancellationToken::new(),
+            config,
+        }))
+    }
+
+    /// The environment's tunables.
+    pub fn env_tunables(&self) -> server_settings::Tunables {
+        server_settings::Tunables::from_env(
+            &self.config.embedder.name,
+            self.config.watch,
+            self.config.root_mcp,
+            &self.config.server,
+        )
+    }
+
+    pub fn tunables(&self) -> server_settings::Tunables {
+        match self.tunables.lock() {
+            Ok(t) => t.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// The embedder settings for `name` (the environment's others kept).
+    pub fn embedder_settings(&self, name: &str) -> EmbedderSettings {
+        EmbedderSettings {
+            name: name.to_string(),
+            ..self.config.embedder.clone()
+        }
+    }
+
+    /// The folders, once the model has loaded; 503 before.
+    pub fn folders(&self) -> ApiResult<Arc<Folders>> {
+        if let Some(f) = self.folders.get() {
+            return Ok(f.clone());
+        }
+        let why = self.load_error.lock().ok().and_then(|e| e.clone());
+        Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            match why {
+                Some(e) => format!("the embedding model could not be loaded: {e}"),
+                None => "the embedding model is still loading: try again in a moment".into(),
+            },
+        ))
+    }
+
+    pub fn ready(&self) -> bool {
+        self.folders.get().is_some()
+    }
+
+    /// Opens the folders with `embedder` (after the model loaded) and keeps watching the docs
+    /// dir for new ones.
+    pub fn start_folders(&self, embedder: Arc<dyn Embedder>) {
+        let tunables = self.tunables();
+        let folders = Arc::new(Folders::new(
+            self.config.docs_dir.clone(),
+            self.config.data_dir.clone(),
+            self.config.max_file_bytes,
+            self.config.takeover_every,
+            self.settings.clone(),
+            OpenWith {
+                embedder,
+                watch: tunables.watch,
+            },
+        ));
+        if let Err(e) = folders.refresh() {
+            tracing::error!("opening the folders: {e}");
+        }
+        let loose = folders.loose_files();
+        if !loose.is_empty() {
+            tracing::warn!(
+                "[ragdown] Markdown outside every folder is not indexed: {}",
+                loose.join(", ")
+            );
+        }
+        let _ = self.folders.set(folders.clone());
+        // Folders are found as they appear: a cheap directory listing every second.
+        let weak = Arc::downgrade(&folders);
+        let shutdown = self.shutdown.clone();
+        std::thread::spawn(move || {
+            while !shutdown.is_cancelled() {
+                std::thread::sleep(Duration::from_secs(1));
+                let Some(folders) = weak.upgrade() else {
+                    return;
+                };
+                if let Err(e) = folders.refresh() {
+                    tracing::error!("{e}");
+                }
+            }
+        });
+    }
+
+    pub fn fail_loading(&self, why: String) {
+        tracing::error!("[ragdown] the embedding model could not be loaded: {why}");
+        if let Ok(mut e) = self.load_error.lock() {
+            *e = Some(why);
+        }
+    }
+
+    /// Closes every folder (at shutdown, after the last request finished).
+    pub fn close(&self) {
+        if let Some(f) = self.folders.get() {
+            f.close();
+        }
+    }
+}
+
+/// The whole router: `/api`, `/mcp…`, and the fallbacks.
+pub fn router(state: AppState) -> axum::Router {
+    api::router(state)
+}
+
+/// Serves until `state.shutdown` is cancelled or SIGTERM/SIGINT arrives; in-flight requests
+/// finish first, then every folder is closed (its index consistent: writes are transactional).
+pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    let shutdown = state.shutdown.clone();
+    tokio::spawn({
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("[ragdown] shutting down: finishing requests in flight");
+            shutdown.cancel();
+        }
+    });
+    let app = router(state.clone());
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await;
+    let closing = state.clone();
+    let _ = tokio::task::spawn_blocking(move || closing.close()).await;
+    served
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

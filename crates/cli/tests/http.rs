@@ -1020,3 +1020,73 @@ async fn secure_local_net_needs_no_token_and_sigterm_stops_cleanly() {
     };
     assert!(status.success(), "{status:?}: {}", s.log.lock().unwrap());
 }
+
+/// 50 MCP clients doing recall at once against one folder endpoint: no request may fail.
+/// Runs 5 s in the suite; `RAGDOWN_LOAD_SECS=30 RAGDOWN_LOAD_EMBEDDER=minilm` is the measured
+/// run (latencies are printed, not asserted: timing belongs to benchmarks).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_concurrent_clients_recall_without_errors() {
+    let secs: u64 = std::env::var("RAGDOWN_LOAD_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let embedder = std::env::var("RAGDOWN_LOAD_EMBEDDER").unwrap_or_else(|_| "hash".into());
+    let s = Arc::new(Serve::start(&[("RAGDOWN_EMBEDDER", &embedder)]).await);
+    let queries = [
+        "how do I restore a backup",
+        "pg_restore",
+        "vacuum schedule",
+        "Postgres Guide",
+        "lighthouse keeper",
+    ];
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut clients = Vec::new();
+    for i in 0..50 {
+        let s = s.clone();
+        clients.push(tokio::spawn(async move {
+            let client = s.mcp("/mcp/work").await;
+            let (mut latencies, mut errors) = (Vec::new(), Vec::new());
+            let mut n = i;
+            while Instant::now() < deadline {
+                let started = Instant::now();
+                let (err, text) = tool(
+                    &client,
+                    "ragdown_recall",
+                    json!({"query": queries[n % queries.len()], "top_k": 5}),
+                )
+                .await;
+                latencies.push(started.elapsed());
+                if err || !text.starts_with("[1]") {
+                    errors.push(text);
+                }
+                n += 1;
+            }
+            client.cancel().await.unwrap();
+            (latencies, errors)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = Vec::new();
+    for c in clients {
+        let (l, e) = c.await.unwrap();
+        latencies.extend(l);
+        errors.extend(e);
+    }
+    latencies.sort();
+    let at = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
+    println!(
+        "load: 50 clients, {secs} s, {embedder}: {} recalls ({:.0}/s), p50 {:.1} ms, p95 {:.1} ms, {} errors",
+        latencies.len(),
+        latencies.len() as f64 / secs as f64,
+        at(0.5).as_secs_f64() * 1000.0,
+        at(0.95).as_secs_f64() * 1000.0,
+        errors.len()
+    );
+    assert!(latencies.len() >= 50, "every client got answers");
+    assert!(
+        errors.is_empty(),
+        "{} failed, first: {:?}",
+        errors.len(),
+        errors.first()
+    );
+}

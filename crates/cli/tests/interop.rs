@@ -1,26 +1,40 @@
 //! Interoperability with a client nobody here wrote: the official Python MCP SDK (installed
 //! from PyPI by scripts/test.sh into a virtual environment named by RAGDOWN_TEST_PYTHON) runs
-//! tests/interop/python_client.py against the real `ragdown stdio`.
+//! the scripts in tests/interop against the real binary: `ragdown stdio`, and a folder
+//! endpoint of `ragdown serve` over Streamable HTTP.
 
 use std::path::PathBuf;
 
-#[test]
-fn python_mcp_sdk_lists_and_calls_tools() {
+/// Runs `script` with the SDK's Python and returns its stdout, failing on a non-zero exit.
+fn run_python(script: &str) -> String {
     let python = std::env::var("RAGDOWN_TEST_PYTHON").unwrap_or_else(|_| {
         panic!("RAGDOWN_TEST_PYTHON is not set: run scripts/test.sh, which installs the Python MCP SDK into a venv")
     });
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/python_client.py");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/interop")
+        .join(script);
     let output = std::process::Command::new(python)
-        .arg(script)
+        .arg(path)
         .arg(env!("CARGO_BIN_EXE_ragdown"))
         .output()
         .expect("the Python interpreter runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
-        "python client failed:\n{stdout}\n{stderr}"
+        "{script} failed:\n{stdout}\n{stderr}"
     );
+    stdout
+}
+
+#[test]
+fn python_mcp_sdk_lists_and_calls_tools() {
+    let stdout = run_python("python_client.py");
+    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn python_mcp_sdk_over_streamable_http() {
+    let stdout = run_python("python_http_client.py");
     assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
 }

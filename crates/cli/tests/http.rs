@@ -1090,3 +1090,87 @@ async fn fifty_concurrent_clients_recall_without_errors() {
         errors.first()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subfolder_endpoints_narrow_the_folder() {
+    let s = Serve::start(&[]).await;
+    write(
+        s.docs.path(),
+        "work/sub/inner/more.md",
+        "# More\n\nSee [[backups]] and [deep](../deep.md).\n\nThe keeper's lamp.\n",
+    );
+    s.wait_synced(6).await;
+    let sub = s.mcp("/mcp/work/sub").await;
+    let (err, text) = tool(
+        &sub,
+        "ragdown_recall",
+        json!({"query": "keeper lighthouse lamp"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    assert!(
+        text.contains("deep.md:") && text.contains("inner/more.md:"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("sub/deep.md") && !text.contains("backups.md:"),
+        "only the subfolder, relative: {text}"
+    );
+
+    let (_, stats) = tool(&sub, "ragdown_stats", json!({})).await;
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["files"], 2, "{stats}");
+    let (_, list) = tool(&sub, "ragdown_list", json!({})).await;
+    assert!(
+        list.starts_with("documents: 2") && list.contains("\ndeep.md — Deep"),
+        "{list}"
+    );
+
+    let (err, text) = tool(&sub, "ragdown_read_doc", json!({"path": "deep.md"})).await;
+    assert!(!err && text.starts_with("deep.md:1-4 of 4"), "{text}");
+    let (err, _) = tool(&sub, "ragdown_read_doc", json!({"path": "../backups.md"})).await;
+    assert!(err, "a subfolder endpoint reaches only under it");
+    let (err, text) = tool(&sub, "ragdown_read_doc", json!({"path": "backups"})).await;
+    assert!(
+        err,
+        "a link target outside the subfolder is not found: {text}"
+    );
+    let (err, text) = tool(&sub, "ragdown_read_doc", json!({"path": "deep"})).await;
+    assert!(!err && text.starts_with("deep.md:"), "{text}");
+
+    let (err, text) = tool(
+        &sub,
+        "ragdown_remember",
+        json!({"title": "Sub note", "content": "kept in the subfolder", "name": "kept"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    assert!(s.docs.path().join("work/sub/kept.md").exists(), "{text}");
+
+    let (err, text) = tool(
+        &sub,
+        "ragdown_move",
+        json!({"from": "deep.md", "to": "inner/deep.md"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    assert!(
+        text.contains("inner/more.md"),
+        "its link was rewritten, shown relative: {text}"
+    );
+    assert!(s.docs.path().join("work/sub/inner/deep.md").exists());
+    let more = std::fs::read_to_string(s.docs.path().join("work/sub/inner/more.md")).unwrap();
+    assert!(more.contains("[deep](deep.md)"), "{more}");
+    sub.cancel().await.unwrap();
+
+    // A missing subfolder, a file and a symlink are all the same 404.
+    for path in [
+        "/mcp/work/nope",
+        "/mcp/work/backups.md",
+        "/mcp/work/linkdir",
+        "/mcp/work/sub/nope",
+    ] {
+        let (code, body) = s.raw_tcp("POST", path, "{}");
+        assert_eq!(code, 404, "{path}: {body}");
+    }
+}

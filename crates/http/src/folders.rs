@@ -25,6 +25,8 @@ pub struct Folder {
     pub dir: PathBuf,
     pub engine: Arc<Engine>,
     duties: SharedDuties,
+    /// Engines narrowed to subfolders, one per endpoint so each keeps its own hook memory.
+    scopes: Mutex<std::collections::HashMap<String, Arc<Engine>>>,
 }
 
 impl Folder {
@@ -37,9 +39,20 @@ impl Folder {
         self.engine.is_primary()
     }
 
-    /// An engine over `sub` (a subfolder path) of this folder. Not served yet.
-    pub fn scoped_engine(&self, _sub: &str) -> Option<Arc<Engine>> {
-        None
+    /// The engine of `/mcp/<folder>/<sub>`: this folder narrowed to the subfolder `sub`
+    /// (checked by the caller to be a real directory).
+    pub fn scoped_engine(&self, sub: &str) -> Option<Arc<Engine>> {
+        let mut scopes = self.scopes.lock().ok()?;
+        // Bounded like the hook's sessions: a client cannot grow it without limit.
+        if scopes.len() >= 1000 && !scopes.contains_key(sub) {
+            scopes.clear();
+        }
+        Some(
+            scopes
+                .entry(sub.to_string())
+                .or_insert_with(|| Arc::new(self.engine.narrowed(sub)))
+                .clone(),
+        )
     }
 }
 
@@ -204,6 +217,7 @@ impl Folders {
             dir,
             engine,
             duties,
+            scopes: Mutex::new(std::collections::HashMap::new()),
         }))
     }
 

@@ -173,10 +173,11 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
     let options = SearchOptions {
         limit: top_k * 2,
         max_per_document: settings.max_per_document,
+        path_prefix: engine.scoped_prefix(None),
         ..SearchOptions::default()
     };
     let started = std::time::Instant::now();
-    let hits = ragdown_search::search(&engine.index, prompt, &options)?;
+    let hits = engine.scope_hits(ragdown_search::search(&engine.index, prompt, &options)?);
     let log = |injected: &[i64]| {
         let shown: Vec<Hit> = hits
             .iter()

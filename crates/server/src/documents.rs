@@ -89,7 +89,7 @@ pub fn superseded_by(engine: &Engine, path: &str) -> Vec<String> {
     let mut by: Vec<String> = snap
         .documents()
         .filter(|d| d.supersedes.iter().any(|s| s == path))
-        .map(|d| d.path.clone())
+        .map(|d| engine.unscoped(&d.path).unwrap_or(&d.path).to_string())
         .collect();
     by.sort();
     by
@@ -104,7 +104,7 @@ pub fn read_doc(
     end_line: Option<usize>,
 ) -> Result<String, ToolError> {
     let root = engine.root();
-    let direct = paths::document(root, input)
+    let direct = paths::document(&root, input)
         .ok()
         .filter(|(rel, abs)| abs.is_file() && ragdown_index::walk::is_document_path(rel));
     let (rel, abs, heading, resolved_from) = match direct {
@@ -119,10 +119,13 @@ pub fn read_doc(
                 None => (input.trim(), None),
             };
             let snap = engine.index.snapshot();
+            // Links resolve in the whole folder; a target outside the scope is not found.
             let doc = if target.is_empty() {
                 None
             } else {
-                snap.resolve(target, None).cloned()
+                snap.resolve(target, None)
+                    .filter(|d| engine.unscoped(&d.path).is_some())
+                    .cloned()
             };
             let Some(doc) = doc else {
                 paths::normalize(input)?;
@@ -130,7 +133,8 @@ pub fn read_doc(
                     "no such document: {input} (not a path, and no document by that name or alias)"
                 )));
             };
-            let (rel, abs) = paths::document(root, &doc.path)?;
+            let in_scope = engine.unscoped(&doc.path).unwrap_or(&doc.path);
+            let (rel, abs) = paths::document(&root, in_scope)?;
             (rel, abs, heading, Some(input.to_string()))
         }
     };
@@ -170,7 +174,7 @@ pub fn read_doc(
             serde_json::to_string(&from).unwrap_or_default()
         ));
     }
-    let by = superseded_by(engine, &rel);
+    let by = superseded_by(engine, &engine.scoped(&rel));
     if !by.is_empty() {
         header.push_str(&format!(", superseded by {}", by.join(", ")));
     }
@@ -181,15 +185,18 @@ pub fn read_doc(
 // ---------------------------------------------------------------- backlinks, list, stats
 
 pub fn backlinks(engine: &Engine, input: &str) -> Result<String, ToolError> {
-    let rel = paths::normalize(input)?;
+    let rel = engine.scoped(&paths::normalize(input)?);
     let snap = engine.index.snapshot();
     let target = snap
         .document_by_path(&rel)
         .or_else(|| snap.resolve(&rel, None))
+        .filter(|d| engine.unscoped(&d.path).is_some())
         .cloned()
         .ok_or_else(|| ToolError::not_found(format!("not an indexed document: {input}")))?;
-    let mut sources: Vec<&std::sync::Arc<DocumentRecord>> =
-        snap.documents().filter(|d| d.id != target.id).collect();
+    let mut sources: Vec<&std::sync::Arc<DocumentRecord>> = snap
+        .documents()
+        .filter(|d| d.id != target.id && engine.unscoped(&d.path).is_some())
+        .collect();
     sources.sort_by(|a, b| a.path.cmp(&b.path));
     let mut out = Vec::new();
     for doc in sources {
@@ -211,7 +218,7 @@ pub fn backlinks(engine: &Engine, input: &str) -> Result<String, ToolError> {
         if lines.is_empty() {
             continue;
         }
-        let text = fs::read_to_string(engine.root().join(&doc.path)).unwrap_or_default();
+        let text = fs::read_to_string(engine.folder_root().join(&doc.path)).unwrap_or_default();
         let file_lines = lines_of(&text);
         let lines: Vec<serde_json::Value> = lines
             .iter()
@@ -225,9 +232,11 @@ pub fn backlinks(engine: &Engine, input: &str) -> Result<String, ToolError> {
                 json!({"line": n, "text": t})
             })
             .collect();
-        out.push(json!({"path": doc.path, "title": doc.title, "lines": lines}));
+        let shown = engine.unscoped(&doc.path).unwrap_or(&doc.path);
+        out.push(json!({"path": shown, "title": doc.title, "lines": lines}));
     }
-    Ok(json!({"path": target.path, "backlinks": out}).to_string())
+    let shown = engine.unscoped(&target.path).unwrap_or(&target.path);
+    Ok(json!({"path": shown, "backlinks": out}).to_string())
 }
 
 pub struct ListArgs {
@@ -245,10 +254,11 @@ pub fn list(engine: &Engine, args: &ListArgs) -> Result<String, ToolError> {
             let n = paths::normalize(p).map_err(|_| {
                 ToolError::invalid(format!("path_prefix is outside the docs folder: {p}"))
             })?;
-            (!n.is_empty()).then(|| format!("{n}/"))
+            (!n.is_empty()).then_some(n)
         }
         None => None,
     };
+    let prefix = engine.scoped_prefix(prefix).map(|p| format!("{p}/"));
     let tag = args
         .tag
         .as_deref()
@@ -294,7 +304,7 @@ pub fn list(engine: &Engine, args: &ListArgs) -> Result<String, ToolError> {
     for d in docs.into_iter().take(shown) {
         let mut line = format!(
             "{} — {}{}",
-            d.path,
+            engine.unscoped(&d.path).unwrap_or(&d.path),
             d.title,
             crate::format::tag_list(&d.tags)
         );
@@ -326,10 +336,18 @@ pub fn stats(engine: &Engine, include_files: bool) -> Result<String, ToolError> 
     let snap = engine.index.snapshot();
     let status = engine.index.status();
     let last = engine.last_sync.lock().ok().and_then(|l| l.clone());
+    // Only what lies inside the scope (the whole folder on its own endpoint).
+    let mut files: Vec<(String, usize)> = snap
+        .documents()
+        .filter_map(|d| {
+            let shown = engine.unscoped(&d.path)?;
+            Some((shown.to_string(), snap.chunks_of(d.id).len()))
+        })
+        .collect();
     let mut value = json!({
         "folder": engine.name,
-        "files": snap.document_count(),
-        "chunks": snap.chunk_count(),
+        "files": files.len(),
+        "chunks": files.iter().map(|(_, c)| c).sum::<usize>(),
         "embedder": engine.index.embedder().id(),
         "role": if engine.is_primary() { "primary" } else { "reader" },
         "read_only": engine.settings().read_only,
@@ -350,11 +368,10 @@ pub fn stats(engine: &Engine, include_files: bool) -> Result<String, ToolError> 
             ),
         })),
     });
+    if !engine.scope.is_empty() {
+        value["scope"] = json!(engine.scope);
+    }
     if include_files {
-        let mut files: Vec<(String, usize)> = snap
-            .documents()
-            .map(|d| (d.path.clone(), snap.chunks_of(d.id).len()))
-            .collect();
         files.sort();
         value["file_list"] = json!(
             files
@@ -411,7 +428,11 @@ pub fn remember(engine: &Engine, args: &RememberArgs) -> Result<String, ToolErro
         return Err(ToolError::invalid("title and content must not be empty"));
     }
     let root = engine.root();
-    let notes = paths::normalize(&engine.settings().notes_dir)?;
+    let notes = if engine.scope.is_empty() {
+        paths::normalize(&engine.settings().notes_dir)?
+    } else {
+        String::new()
+    };
     let snap = engine.index.snapshot();
     // Check every supersedes path before anything is written.
     let mut replaced = Vec::new();
@@ -419,7 +440,7 @@ pub fn remember(engine: &Engine, args: &RememberArgs) -> Result<String, ToolErro
         let rel = paths::normalize(s).map_err(|_| {
             ToolError::invalid(format!("supersedes is outside the documents folder: {s}"))
         })?;
-        if snap.document_by_path(&rel).is_none() || !root.join(&rel).is_file() {
+        if snap.document_by_path(&engine.scoped(&rel)).is_none() || !root.join(&rel).is_file() {
             return Err(ToolError::not_found(format!(
                 "supersedes names no document in this folder: {s} (use the path ragdown_list or ragdown_recall shows)"
             )));
@@ -429,7 +450,12 @@ pub fn remember(engine: &Engine, args: &RememberArgs) -> Result<String, ToolErro
     let base = match &args.name {
         Some(n) => {
             let n = n.trim().trim_end_matches(".md");
-            let rel = paths::normalize(&format!("{notes}/{n}")).map_err(|_| {
+            let joined = if notes.is_empty() {
+                n.to_string()
+            } else {
+                format!("{notes}/{n}")
+            };
+            let rel = paths::normalize(&joined).map_err(|_| {
                 ToolError::invalid(format!("document name escapes the documents folder: {n}"))
             })?;
             if !rel.starts_with(&format!("{notes}/")) && !notes.is_empty() {
@@ -500,7 +526,7 @@ pub fn remember(engine: &Engine, args: &RememberArgs) -> Result<String, ToolErro
         } else {
             format!("{base}-{n}.md")
         };
-        let abs = paths::inside(root, &candidate)?;
+        let abs = paths::inside(&root, &candidate)?;
         if create_new(&abs, &candidate, text.as_bytes())? {
             break candidate;
         }
@@ -585,7 +611,7 @@ pub fn write(engine: &Engine, args: &WriteArgs) -> Result<String, ToolError> {
     if args.heading.is_some() && !args.append {
         return Err(ToolError::invalid("heading is for append: true"));
     }
-    let (rel, abs) = paths::document(engine.root(), &args.path)?;
+    let (rel, abs) = paths::document(&engine.root(), &args.path)?;
     paths::check_markdown(&rel)?;
     let existing = match fs::read(&abs) {
         Ok(b) => Some(b),
@@ -740,7 +766,7 @@ pub fn edit(
     if edits.is_empty() {
         return Err(ToolError::invalid("edits must hold at least one edit"));
     }
-    let (rel, abs) = paths::document(engine.root(), path)?;
+    let (rel, abs) = paths::document(&engine.root(), path)?;
     paths::check_markdown(&rel)?;
     let bytes = read_existing(&abs, &rel)?;
     check_base_hash(&rel, &bytes, base_hash)?;
@@ -812,7 +838,7 @@ pub fn delete(
         ));
     }
     paths::check_indexed_segments(&rel)?;
-    let abs = paths::inside(engine.root(), &rel)?;
+    let abs = paths::inside(&engine.root(), &rel)?;
     let meta = fs::symlink_metadata(&abs)
         .map_err(|_| ToolError::not_found(format!("no such document or folder: {rel}")))?;
     if meta.is_dir() {
@@ -898,22 +924,24 @@ pub fn move_document(engine: &Engine, from: &str, to: &str) -> Result<String, To
 
 /// Moves a document or subfolder and rewrites the links that pointed at it.
 pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolError> {
-    let root = engine.root().to_path_buf();
-    let from_rel = paths::normalize(from)?;
-    let to_rel = paths::normalize(to)?;
-    if from_rel.is_empty() || to_rel.is_empty() {
+    let root = engine.folder_root().to_path_buf();
+    let (from_shown, to_shown) = (paths::normalize(from)?, paths::normalize(to)?);
+    if from_shown.is_empty() || to_shown.is_empty() {
         return Err(ToolError::invalid(
             "from and to must name a document or subfolder, not the folder itself",
         ));
     }
-    paths::check_indexed_segments(&from_rel)?;
-    paths::check_indexed_segments(&to_rel)?;
+    paths::check_indexed_segments(&from_shown)?;
+    paths::check_indexed_segments(&to_shown)?;
+    // The scope's own directory is checked too (no symlink on the way to it).
+    paths::inside(&root, &engine.scope)?;
+    let (from_rel, to_rel) = (engine.scoped(&from_shown), engine.scoped(&to_shown));
     let from_abs = paths::inside(&root, &from_rel)?;
     let to_abs = paths::inside(&root, &to_rel)?;
     let meta = fs::symlink_metadata(&from_abs)
-        .map_err(|_| ToolError::not_found(format!("no such document or folder: {from_rel}")))?;
+        .map_err(|_| ToolError::not_found(format!("no such document or folder: {from_shown}")))?;
     if from_rel == to_rel {
-        return Err(ToolError::invalid(format!("{to_rel} is already there")));
+        return Err(ToolError::invalid(format!("{to_shown} is already there")));
     }
     let is_dir = meta.is_dir();
     if is_dir && to_rel.starts_with(&format!("{from_rel}/")) {
@@ -926,7 +954,7 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
         paths::check_markdown(&to_rel)?;
     }
     if fs::symlink_metadata(&to_abs).is_ok() {
-        return Err(ToolError::conflict(format!("already exists: {to_rel}")));
+        return Err(ToolError::conflict(format!("already exists: {to_shown}")));
     }
     // Old path → new path of every document that moves.
     let snap = engine.index.snapshot();
@@ -1064,9 +1092,14 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
     if !updated.is_empty() {
         engine.sync()?;
     }
+    // Documents outside the scope whose links were rewritten are shown folder-relative.
+    let updated = updated
+        .iter()
+        .map(|p| engine.unscoped(p).unwrap_or(p).to_string())
+        .collect();
     Ok(Moved {
-        from: from_rel,
-        to: to_rel,
+        from: from_shown,
+        to: to_shown,
         updated,
     })
 }

@@ -151,11 +151,15 @@ pub struct Engine {
     pub index: Arc<Index>,
     settings: SharedSettings,
     pub sessions: context::Sessions,
-    pub last_sync: Mutex<Option<LastSync>>,
+    /// Shared by the narrowed views of one folder.
+    pub last_sync: Arc<Mutex<Option<LastSync>>>,
     /// The folder's `.ragdown.json`, read on every hook call (`serve` only; `stdio` ignores it).
     pub folder_config: Option<PathBuf>,
     /// Where searches and reads are recorded when `query_log` is on.
     pub query_log: Option<Arc<query_log::QueryLog>>,
+    /// The subfolder this engine is narrowed to (`/mcp/<folder>/<sub…>`), folder-relative;
+    /// empty for the whole folder. Paths in and out are relative to it.
+    pub scope: String,
 }
 
 impl Engine {
@@ -170,10 +174,66 @@ impl Engine {
             index,
             settings,
             sessions: context::Sessions::new(200),
-            last_sync: Mutex::new(None),
+            last_sync: Arc::new(Mutex::new(None)),
             folder_config: None,
             query_log: None,
+            scope: String::new(),
         }
+    }
+
+    /// The same folder narrowed to `scope` (a folder-relative subfolder), with its own hook
+    /// session memory.
+    pub fn narrowed(&self, scope: &str) -> Self {
+        Self {
+            name: self.name.clone(),
+            index: self.index.clone(),
+            settings: self.settings.clone(),
+            sessions: context::Sessions::new(200),
+            last_sync: self.last_sync.clone(),
+            folder_config: self.folder_config.clone(),
+            query_log: self.query_log.clone(),
+            scope: scope.trim_matches('/').to_string(),
+        }
+    }
+
+    /// A scope-relative path as the index knows it (folder-relative).
+    pub fn scoped(&self, rel: &str) -> String {
+        match (self.scope.is_empty(), rel.is_empty()) {
+            (true, _) => rel.to_string(),
+            (false, true) => self.scope.clone(),
+            (false, false) => format!("{}/{rel}", self.scope),
+        }
+    }
+
+    /// A folder-relative path as this scope shows it; `None` when it lies outside the scope.
+    pub fn unscoped<'a>(&self, path: &'a str) -> Option<&'a str> {
+        if self.scope.is_empty() {
+            return Some(path);
+        }
+        path.strip_prefix(self.scope.as_str())?.strip_prefix('/')
+    }
+
+    /// Hits with their paths relative to the scope (search already kept them inside it).
+    pub fn scope_hits(&self, hits: Vec<ragdown_search::Hit>) -> Vec<ragdown_search::Hit> {
+        if self.scope.is_empty() {
+            return hits;
+        }
+        hits.into_iter()
+            .map(|mut h| {
+                if let Some(rel) = self.unscoped(&h.document.path) {
+                    let mut doc = (*h.document).clone();
+                    doc.path = rel.to_string();
+                    h.document = Arc::new(doc);
+                }
+                h
+            })
+            .collect()
+    }
+
+    /// The search prefix for a client's `path_prefix` inside this scope.
+    pub fn scoped_prefix(&self, prefix: Option<String>) -> Option<String> {
+        let full = self.scoped(prefix.as_deref().unwrap_or(""));
+        (!full.is_empty()).then_some(full)
     }
 
     /// The settings in effect now.
@@ -194,8 +254,14 @@ impl Engine {
         }
     }
 
-    pub fn root(&self) -> &std::path::Path {
+    /// The folder's directory (the index root).
+    pub fn folder_root(&self) -> &std::path::Path {
         &self.index.settings().root
+    }
+
+    /// The directory client paths are relative to: the folder, or the scope inside it.
+    pub fn root(&self) -> PathBuf {
+        self.folder_root().join(&self.scope)
     }
 
     /// Whether this process is the index's primary (else a reader of the same store).

@@ -373,7 +373,7 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
             }
             let options = ragdown_search::SearchOptions {
                 limit: a.top_k.unwrap_or(8).clamp(1, 50),
-                path_prefix: prefix_of(a.path_prefix.as_deref())?,
+                path_prefix: engine.scoped_prefix(prefix_of(a.path_prefix.as_deref())?),
                 tag: a.tag.as_deref().and_then(ragdown_markdown::tags::normalize),
                 written_by: a.written_by.map(Into::into),
                 max_per_document: engine.settings().max_per_document,
@@ -381,7 +381,8 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
                 ..Default::default()
             };
             let started = std::time::Instant::now();
-            let hits = ragdown_search::search(&engine.index, &a.query, &options)?;
+            let hits =
+                engine.scope_hits(ragdown_search::search(&engine.index, &a.query, &options)?);
             engine.log_query(serde_json::json!({
                 "kind": "recall",
                 "query": a.query,

@@ -1174,3 +1174,152 @@ async fn subfolder_endpoints_narrow_the_folder() {
         assert_eq!(code, 404, "{path}: {body}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn root_endpoint_serves_every_mcp_folder() {
+    let s = Serve::start(&[("RAGDOWN_ROOT_MCP", "true")]).await;
+    write(s.docs.path(), "team/.ragdown.json", r#"{"mcp": true}"#);
+    write(
+        s.docs.path(),
+        "team/restore.md",
+        "# Team restore\n\nThe team runs pg_restore on Fridays.\n",
+    );
+    s.wait_synced(6).await;
+    let root = s.mcp("/mcp").await;
+    let info = root.peer_info().unwrap();
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("ragdown")
+    );
+    let tools = root.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert!(
+        names.contains(&"ragdown_folders") && names.contains(&"ragdown_create_folder"),
+        "{names:?}"
+    );
+    assert_eq!(names.len(), 14);
+    let read = tools.iter().find(|t| t.name == "ragdown_read_doc").unwrap();
+    let required = read.input_schema["required"].as_array().unwrap();
+    assert!(required.contains(&json!("folder")), "{required:?}");
+
+    let (_, folders) = tool(&root, "ragdown_folders", json!({})).await;
+    assert!(
+        folders.contains("work — work") && folders.contains("team"),
+        "{folders}"
+    );
+    assert!(
+        !folders.contains("home"),
+        "a human-only folder is not there: {folders}"
+    );
+
+    let (err, text) = tool(&root, "ragdown_recall", json!({"query": "pg_restore"})).await;
+    assert!(!err, "{text}");
+    assert!(
+        text.contains("[work] backups.md:") && text.contains("[team] restore.md:"),
+        "{text}"
+    );
+    assert!(!text.contains("garden"), "{text}");
+    let (_, json_hits) = tool(
+        &root,
+        "ragdown_recall",
+        json!({"query": "pg_restore", "format": "json"}),
+    )
+    .await;
+    let v: Value = serde_json::from_str(&json_hits).unwrap();
+    assert!(
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["folder"] == "team" && h["path"] == "restore.md"),
+        "{v}"
+    );
+    let (_, text) = tool(
+        &root,
+        "ragdown_recall",
+        json!({"query": "pg_restore", "folder": "team"}),
+    )
+    .await;
+    assert!(
+        text.starts_with("[1] restore.md:") && !text.contains("[work]"),
+        "{text}"
+    );
+
+    let (err, text) = tool(&root, "ragdown_read_doc", json!({"path": "backups.md"})).await;
+    assert!(err && text.contains("needs a folder"), "{text}");
+    let (err, text) = tool(
+        &root,
+        "ragdown_read_doc",
+        json!({"folder": "work", "path": "backups.md"}),
+    )
+    .await;
+    assert!(!err && text.starts_with("backups.md:1-8"), "{text}");
+    let (err, missing) = tool(
+        &root,
+        "ragdown_read_doc",
+        json!({"folder": "nope", "path": "a.md"}),
+    )
+    .await;
+    let (err2, human) = tool(
+        &root,
+        "ragdown_read_doc",
+        json!({"folder": "home", "path": "garden.md"}),
+    )
+    .await;
+    assert!(err && err2, "{missing} / {human}");
+    assert_eq!(
+        missing.replace("nope", "X"),
+        human.replace("home", "X"),
+        "a human-only folder answers as a missing one"
+    );
+
+    let (_, list) = tool(&root, "ragdown_list", json!({})).await;
+    assert!(
+        list.starts_with("documents: 5") && list.contains("[team] restore.md"),
+        "{list}"
+    );
+    let (_, stats) = tool(&root, "ragdown_stats", json!({})).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&stats).unwrap()["files"],
+        5,
+        "{stats}"
+    );
+    let (_, context) = tool(
+        &root,
+        "ragdown_context",
+        json!({"prompt": "how does the team run pg_restore on Fridays", "min_score": 0.01}),
+    )
+    .await;
+    assert!(
+        context.contains("source=\"ragdown\"") && context.contains("[team] restore.md"),
+        "{context}"
+    );
+
+    let (err, made) = tool(
+        &root,
+        "ragdown_create_folder",
+        json!({"name": "agents", "title": "Agent notes"}),
+    )
+    .await;
+    assert!(!err, "{made}");
+    let config = std::fs::read_to_string(s.docs.path().join("agents/.ragdown.json")).unwrap();
+    assert!(
+        config.contains("\"created_by\": \"ragdown_create_folder\"")
+            && config.contains("\"mcp\": true"),
+        "{config}"
+    );
+    let (err, _) = tool(&root, "ragdown_create_folder", json!({"name": "agents"})).await;
+    assert!(err, "never overwrites");
+    let (err, text) = tool(
+        &root,
+        "ragdown_remember",
+        json!({"folder": "agents", "title": "First", "content": "hello from the root", "name": "first"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    assert!(
+        s.docs.path().join("agents/notes/first.md").exists(),
+        "{text}"
+    );
+    root.cancel().await.unwrap();
+}

@@ -11,6 +11,7 @@ mod api;
 mod auth;
 pub mod folders;
 mod mcp_routes;
+pub mod root;
 pub mod server_settings;
 
 use std::path::PathBuf;
@@ -109,6 +110,8 @@ pub struct AppInner {
     pub config: ServeConfig,
     /// Set once the embedder has loaded and the folders are open.
     folders: OnceLock<Arc<Folders>>,
+    /// The root endpoint's server (its hook memory outlives each stateless request).
+    root: OnceLock<Arc<root::RootHost>>,
     /// Why loading failed, if it did.
     load_error: Mutex<Option<String>>,
     pub settings: SharedSettings,
@@ -146,6 +149,7 @@ impl AppState {
         let token_digest = config.token.as_deref().map(auth::digest);
         Self(Arc::new(AppInner {
             folders: OnceLock::new(),
+            root: OnceLock::new(),
             load_error: Mutex::new(None),
             settings: Arc::new(std::sync::RwLock::new(server)),
             saved,
@@ -197,6 +201,11 @@ impl AppState {
         ))
     }
 
+    /// The root endpoint's server, once the folders are open.
+    pub fn root_host(&self) -> Option<Arc<root::RootHost>> {
+        self.root.get().cloned()
+    }
+
     pub fn ready(&self) -> bool {
         self.folders.get().is_some()
     }
@@ -226,6 +235,9 @@ impl AppState {
                 loose.join(", ")
             );
         }
+        let _ = self
+            .root
+            .set(Arc::new(root::RootHost::new(folders.clone())));
         let _ = self.folders.set(folders.clone());
         // Folders are found as they appear: a cheap directory listing every second.
         let weak = Arc::downgrade(&folders);

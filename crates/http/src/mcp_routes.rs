@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use ragdown_index::walk::is_skipped_name;
 use ragdown_server::Engine;
@@ -104,12 +103,10 @@ pub async fn mcp(State(state): State<AppState>, request: Request) -> Response {
         Err(e) => return e.into_response(),
     };
     let Some((folder_name, sub)) = segments.split_first() else {
-        if state.tunables().root_mcp {
-            return ApiError::new(
-                StatusCode::NOT_IMPLEMENTED,
-                "the root /mcp endpoint is not available yet: use /mcp/<folder>",
-            )
-            .into_response();
+        if state.tunables().root_mcp
+            && let Some(root) = state.root_host()
+        {
+            return run_mcp(&state, move || McpServer::new(root.clone()), request).await;
         }
         return ApiError::not_found("Pick a folder: /mcp/<folder>").into_response();
     };

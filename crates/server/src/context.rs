@@ -12,7 +12,7 @@ use ragdown_search::{Hit, SearchOptions, route::names_identifier};
 use serde_json::json;
 
 use crate::format::hit_block;
-use crate::{Engine, ToolError};
+use crate::{Engine, HookSettings, ToolError};
 
 /// Prompts shorter than this (trimmed) get no context.
 pub const MIN_PROMPT_CHARS: usize = 12;
@@ -140,51 +140,107 @@ fn strong_quoted_names(prompt: &str) -> Vec<String> {
 
 const PREAMBLE: &str = "Excerpts from the user's Markdown documents that look related to this prompt, found by search, not chosen by the user.\nThey may be irrelevant or out of date: each says when its file last changed. Use ragdown_read_doc for the whole file before relying on a fragment.";
 
+/// Where `ragdown_context` looks: one folder (an [`Engine`], its subfolder scope included) or,
+/// at the root endpoint, every folder with MCP on. The gates and the block are the same.
+pub trait ContextSource {
+    /// Names the source in the block (`source="work"`).
+    fn source_name(&self) -> &str;
+    fn sessions(&self) -> &Sessions;
+    /// The hook defaults in effect (a folder's own over the server's).
+    fn hook(&self) -> HookSettings;
+    fn max_per_document(&self) -> usize;
+    /// The embedder's MIN_SCORE, used when neither the call nor the settings give one.
+    fn default_min_score(&self) -> f32;
+    fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError>;
+    /// Ids (as in the hits `search` returns) of documents whose alias the prompt names.
+    fn aliased(&self, prompt: &str) -> HashSet<i64>;
+    fn log(&self, entry: serde_json::Value);
+}
+
+impl ContextSource for Engine {
+    fn source_name(&self) -> &str {
+        &self.name
+    }
+    fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+    fn hook(&self) -> HookSettings {
+        let settings = self.settings();
+        // A folder's `.ragdown.json` hook values lie over the server's, read on every call.
+        match &self.folder_config {
+            Some(folder) => crate::folder_config::FolderConfig::read(folder)
+                .hook
+                .over(&settings.hook),
+            None => settings.hook,
+        }
+    }
+    fn max_per_document(&self) -> usize {
+        self.settings().max_per_document
+    }
+    fn default_min_score(&self) -> f32 {
+        self.index.embedder().min_score()
+    }
+    fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
+        let options = SearchOptions {
+            path_prefix: self.scoped_prefix(None),
+            ..options.clone()
+        };
+        Ok(self.scope_hits(ragdown_search::search(&self.index, prompt, &options)?))
+    }
+    fn aliased(&self, prompt: &str) -> HashSet<i64> {
+        let snap = self.index.snapshot();
+        let all = vec![true; snap.max_document_id() as usize + 1];
+        ragdown_search::named::named_documents(&snap, prompt, &all)
+            .by_alias
+            .into_iter()
+            .collect()
+    }
+    fn log(&self, entry: serde_json::Value) {
+        self.log_query(entry);
+    }
+}
+
 pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError> {
+    context_from(engine, args)
+}
+
+pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<String, ToolError> {
     let session = args.session_id.as_deref().unwrap_or("").trim().to_string();
     if args.reset && !session.is_empty() {
-        engine.sessions.forget(&session);
+        source.sessions().forget(&session);
     }
     let prompt = args.prompt.trim();
     if prompt.chars().count() < MIN_PROMPT_CHARS || prompt.starts_with('/') {
         return Ok(String::new());
     }
-    let settings = engine.settings();
-    // A folder's `.ragdown.json` hook values lie over the server's, read on every call.
-    let hook = match &engine.folder_config {
-        Some(folder) => crate::folder_config::FolderConfig::read(folder)
-            .hook
-            .over(&settings.hook),
-        None => settings.hook.clone(),
-    };
+    let hook = source.hook();
     let top_k = args.top_k.unwrap_or(hook.top_k).clamp(1, 50);
     let min_score = args
         .min_score
         .or(hook.min_score)
-        .unwrap_or_else(|| engine.index.embedder().min_score());
+        .unwrap_or_else(|| source.default_min_score());
     let min_ratio = args.min_ratio.unwrap_or(hook.min_ratio).clamp(0.0, 1.0);
     let max_chars = args.max_chars.unwrap_or(hook.max_chars).max(1);
     let seen = if session.is_empty() {
         HashSet::new()
     } else {
-        engine.sessions.seen(&session)
+        source.sessions().seen(&session)
     };
 
     let options = SearchOptions {
         limit: top_k * 2,
-        max_per_document: settings.max_per_document,
-        path_prefix: engine.scoped_prefix(None),
+        max_per_document: source.max_per_document(),
         ..SearchOptions::default()
     };
     let started = std::time::Instant::now();
-    let hits = engine.scope_hits(ragdown_search::search(&engine.index, prompt, &options)?);
+    let hits = source.search(prompt, &options)?;
     let log = |injected: &[i64]| {
         let shown: Vec<Hit> = hits
             .iter()
             .filter(|h| injected.contains(&h.chunk_id))
             .cloned()
             .collect();
-        engine.log_query(json!({
+        source.log(json!({
             "kind": "context",
             "query": prompt,
             "hits": crate::query_log::hits_json(&shown),
@@ -198,9 +254,7 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
 
     // The best-ranked candidate holding a quoted name or named by alias goes first.
     let quoted = strong_quoted_names(prompt);
-    let snap = engine.index.snapshot();
-    let all = vec![true; snap.max_document_id() as usize + 1];
-    let aliased = ragdown_search::named::named_documents(&snap, prompt, &all).by_alias;
+    let aliased = source.aliased(prompt);
     let pinned: Option<&Hit> = hits.iter().find(|h| {
         !seen.contains(&h.chunk_id)
             && (aliased.contains(&h.document.id)
@@ -255,11 +309,11 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
     }
     log(&injected);
     if !session.is_empty() {
-        engine.sessions.remember(&session, injected);
+        source.sessions().remember(&session, injected);
     }
     let block = format!(
         "<ragdown-context source={}>\n{PREAMBLE}\n\n{}\n</ragdown-context>",
-        serde_json::to_string(&engine.name).unwrap_or_default(),
+        serde_json::to_string(source.source_name()).unwrap_or_default(),
         blocks.join("\n\n")
     );
     Ok(match args.format {

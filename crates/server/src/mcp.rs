@@ -1,6 +1,7 @@
-//! The MCP adapter: rmcp's `ServerHandler` over an [`Engine`]. Lists the enabled tools with
-//! their schemas and annotations, runs calls off the async executor, and turns every failure —
-//! bad arguments, a refused path, even a panic inside a tool — into an error result, so the
+//! The MCP adapter: rmcp's `ServerHandler` over a [`ToolHost`] — one folder's [`Engine`], or
+//! the root endpoint over every folder (in the HTTP crate). Lists the enabled tools with their
+//! schemas and annotations, runs calls off the async executor, and turns every failure — bad
+//! arguments, a refused path, even a panic inside a tool — into an error result, so the
 //! connection never drops.
 
 use std::sync::Arc;
@@ -13,23 +14,52 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-use crate::Engine;
-use crate::tools::{call, definitions, enabled};
+use crate::tools::{Definition, call, definitions, enabled};
+use crate::{Engine, ToolError};
+
+/// What an MCP server serves: its name, instructions, tools and how a call runs.
+pub trait ToolHost: Send + Sync + 'static {
+    /// The server name (`ragdown-<folder>`, or `ragdown` at the root).
+    fn server_name(&self) -> String;
+    fn instructions(&self) -> String;
+    /// The tools offered now (read-only and disabled tools already left out).
+    fn definitions(&self) -> Vec<Definition>;
+    /// Runs one tool. Blocking: the adapter runs it off the async executor.
+    fn call(&self, name: &str, args: serde_json::Value) -> Result<String, ToolError>;
+}
+
+impl ToolHost for Engine {
+    fn server_name(&self) -> String {
+        format!("ragdown-{}", self.name)
+    }
+    fn instructions(&self) -> String {
+        instructions(&self.name)
+    }
+    fn definitions(&self) -> Vec<Definition> {
+        definitions()
+            .into_iter()
+            .filter(|d| enabled(self, d))
+            .collect()
+    }
+    fn call(&self, name: &str, args: serde_json::Value) -> Result<String, ToolError> {
+        call(self, name, args)
+    }
+}
 
 #[derive(Clone)]
 pub struct McpServer {
-    engine: Arc<Engine>,
+    host: Arc<dyn ToolHost>,
 }
 
 impl McpServer {
-    pub fn new(engine: Arc<Engine>) -> Self {
-        Self { engine }
+    pub fn new(host: Arc<dyn ToolHost>) -> Self {
+        Self { host }
     }
 
     fn tools(&self) -> Vec<Tool> {
-        definitions()
+        self.host
+            .definitions()
             .into_iter()
-            .filter(|d| enabled(&self.engine, d))
             .map(|d| {
                 let annotations = ToolAnnotations::new()
                     .read_only(!d.kind.write)
@@ -42,7 +72,7 @@ impl McpServer {
     }
 }
 
-fn instructions(name: &str) -> String {
+pub fn instructions(name: &str) -> String {
     format!(
         "Search the \"{name}\" folder of the user's Markdown documents. Call ragdown_recall before answering a question the documents might cover (project decisions, how-tos, runbooks, personal notes), then ragdown_read_doc to read around a hit before relying on it."
     )
@@ -52,10 +82,10 @@ impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new(
-                format!("ragdown-{}", self.engine.name),
+                self.host.server_name(),
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(instructions(&self.engine.name))
+            .with_instructions(self.host.instructions())
     }
 
     async fn list_tools(
@@ -75,13 +105,13 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let engine = self.engine.clone();
+        let host = self.host.clone();
         let name = request.name.to_string();
         let args = request
             .arguments
             .map(serde_json::Value::Object)
             .unwrap_or(serde_json::Value::Null);
-        let outcome = tokio::task::spawn_blocking(move || call(&engine, &name, args)).await;
+        let outcome = tokio::task::spawn_blocking(move || host.call(&name, args)).await;
         let result = match outcome {
             Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.message)]),

@@ -211,7 +211,7 @@ fn schema<T: JsonSchema>() -> serde_json::Map<String, Value> {
     }
 }
 
-const READ: ToolKind = ToolKind {
+pub const READ: ToolKind = ToolKind {
     write: false,
     destructive: false,
     idempotent: true,
@@ -321,21 +321,22 @@ pub fn definitions() -> Vec<Definition> {
 
 /// Whether `name` is served under these settings.
 pub fn enabled(engine: &Engine, def: &Definition) -> bool {
-    let hidden_by_read_only = engine.settings().read_only && def.kind.write;
-    let disabled = engine
-        .settings()
-        .disabled_tools
-        .iter()
-        .any(|d| d == def.name);
+    enabled_by(&engine.settings(), def)
+}
+
+/// Whether `def` is served under `settings` (read-only hides write tools; disabled ones go).
+pub fn enabled_by(settings: &crate::ServerSettings, def: &Definition) -> bool {
+    let hidden_by_read_only = settings.read_only && def.kind.write;
+    let disabled = settings.disabled_tools.iter().any(|d| d == def.name);
     !(hidden_by_read_only || disabled)
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(tool: &str, args: Value) -> Result<T, ToolError> {
+pub fn parse<T: for<'de> Deserialize<'de>>(tool: &str, args: Value) -> Result<T, ToolError> {
     serde_json::from_value(args)
         .map_err(|e| ToolError::invalid(format!("{tool}: invalid arguments: {e}")))
 }
 
-fn prefix_of(input: Option<&str>) -> Result<Option<String>, ToolError> {
+pub fn prefix_of(input: Option<&str>) -> Result<Option<String>, ToolError> {
     match input {
         None => Ok(None),
         Some(p) => {

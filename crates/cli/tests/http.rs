@@ -22,9 +22,9 @@ const TOKEN: &str = "test-token-123";
 struct Serve {
     child: Child,
     base: String,
-    docs: tempfile::TempDir,
-    outside: tempfile::TempDir,
-    _data: tempfile::TempDir,
+    docs: Arc<tempfile::TempDir>,
+    outside: Arc<tempfile::TempDir>,
+    data: Arc<tempfile::TempDir>,
     log: Arc<Mutex<String>>,
     http: reqwest::Client,
 }
@@ -84,9 +84,32 @@ fn fixture(docs: &Path, outside: &Path) {
 impl Serve {
     async fn start(env: &[(&str, &str)]) -> Serve {
         let docs = tempfile::tempdir().unwrap();
-        let data = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         fixture(docs.path(), outside.path());
+        let dirs = (
+            Arc::new(docs),
+            Arc::new(outside),
+            Arc::new(tempfile::tempdir().unwrap()),
+        );
+        let serve = Serve::spawn(dirs, env);
+        serve.wait_synced(5).await;
+        serve
+    }
+
+    /// Another `ragdown serve` on the same docs and data dirs.
+    fn also(&self, env: &[(&str, &str)]) -> Serve {
+        let dirs = (self.docs.clone(), self.outside.clone(), self.data.clone());
+        Serve::spawn(dirs, env)
+    }
+
+    fn spawn(
+        (docs, outside, data): (
+            Arc<tempfile::TempDir>,
+            Arc<tempfile::TempDir>,
+            Arc<tempfile::TempDir>,
+        ),
+        env: &[(&str, &str)],
+    ) -> Serve {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragdown"));
         cmd.arg("serve")
             .env("RAGDOWN_DOCS_DIR", docs.path())
@@ -120,17 +143,15 @@ impl Serve {
         let port = rx
             .recv_timeout(Duration::from_secs(30))
             .unwrap_or_else(|_| panic!("serve did not listen: {}", log.lock().unwrap()));
-        let serve = Serve {
+        Serve {
             child,
             base: format!("http://127.0.0.1:{port}"),
             docs,
             outside,
-            _data: data,
+            data,
             log,
             http: reqwest::Client::new(),
-        };
-        serve.wait_synced(5).await;
-        serve
+        }
     }
 
     /// Waits (bounded) until the folders hold `files` documents and no sync runs.
@@ -1322,4 +1343,74 @@ async fn root_endpoint_serves_every_mcp_folder() {
         "{text}"
     );
     root.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_server_reads_and_only_the_primary_changes_settings() {
+    let s = Serve::start(&[]).await;
+    let second = s.also(&[]);
+    second.wait_synced(5).await;
+    let (_, status) = second.call(Method::GET, "/api/status", None, false).await;
+    assert_eq!(status["role"], "reader", "{status}");
+    let (code, body) = second
+        .call(
+            Method::PATCH,
+            "/api/settings",
+            Some(json!({"text_limit": 5})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::CONFLICT, "{body}");
+    // A write through the reader is synced by the primary and seen by both.
+    let (code, made) = second
+        .call(
+            Method::POST,
+            "/api/doc",
+            Some(json!({"path": "work/from-reader.md", "text": "# From the reader\n"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{made}");
+    assert_eq!(
+        second.get("/api/doc?path=work/from-reader.md").await.0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        s.get("/api/doc?path=work/from-reader.md").await.0,
+        StatusCode::OK
+    );
+}
+
+/// Switching the embedder loads the new one first, then rebuilds every folder with it.
+/// Needs the test model (scripts/fetch-test-model.sh; scripts/test.sh provides it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switching_the_embedder_rebuilds_with_the_new_model() {
+    let s = Serve::start(&[]).await;
+    let (_, before) = s.call(Method::GET, "/api/status", None, false).await;
+    assert_eq!(before["embedder"], "hash-384");
+    let (code, body) = s
+        .call(
+            Method::PATCH,
+            "/api/settings",
+            Some(json!({"embedder": "minilm"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (_, status) = s.call(Method::GET, "/api/status", None, false).await;
+        let switched = status["embedder"].as_str().is_some_and(|e| e != "hash-384");
+        if switched && status["files"] == 5 && status["syncing"] == false {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never rebuilt: {status}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, hits) = s
+        .get("/api/search?folder=work&q=how%20do%20I%20restore%20a%20backup")
+        .await;
+    assert_eq!(hits["hits"][0]["path"], "work/backups.md", "{hits}");
+    let saved = std::fs::read_to_string(s.docs.path().join(".ragdown-server.json")).unwrap();
+    assert!(saved.contains("minilm"), "{saved}");
 }

@@ -1414,3 +1414,74 @@ async fn switching_the_embedder_rebuilds_with_the_new_model() {
     let saved = std::fs::read_to_string(s.docs.path().join(".ragdown-server.json")).unwrap();
     assert!(saved.contains("minilm"), "{saved}");
 }
+
+/// The port answers before the model has loaded: status says `ready: false`, other routes 503.
+/// (The "model" here is an OpenAI-compatible endpoint that never answers its first request.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_answers_while_the_model_loads() {
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", stalled.local_addr().unwrap());
+    let s = Arc::new(Serve::spawn(
+        (
+            Arc::new(tempfile::tempdir().unwrap()),
+            Arc::new(tempfile::tempdir().unwrap()),
+            Arc::new(tempfile::tempdir().unwrap()),
+        ),
+        &[
+            ("RAGDOWN_EMBEDDER", "openai:stalled"),
+            ("RAGDOWN_EMBEDDING_URL", &url),
+        ],
+    ));
+    let (code, status) = s.call(Method::GET, "/api/status", None, false).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(status["ready"], false, "{status}");
+    let (code, body) = s.get("/api/folders").await;
+    assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("loading"),
+        "{body}"
+    );
+    drop(stalled);
+}
+
+/// Whether the server closes a keep-alive connection left idle for `idle` after one request.
+fn closed_after_idle(base: &str, idle: Duration) -> bool {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "GET /api/status HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = stream.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    // Drain whatever else of the response came, then stay idle.
+    while stream.read(&mut buf).is_ok_and(|n| n > 0) {}
+    std::thread::sleep(idle);
+    match stream.read(&mut buf) {
+        Ok(0) => true,
+        Ok(_) => panic!("unexpected bytes on an idle connection"),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => true,
+        Err(_) => false, // timed out: still open
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_keep_alive_connections_close_after_the_timeout() {
+    let quick = Serve::start(&[("HTTP_KEEP_ALIVE_TIMEOUT_MS", "300")]).await;
+    let (_, headers, _) = quick.raw(Method::GET, "/api/status", None, false).await;
+    assert_eq!(headers["keep-alive"], "timeout=1");
+    let base = quick.base.clone();
+    let closed =
+        tokio::task::spawn_blocking(move || closed_after_idle(&base, Duration::from_millis(1200)));
+    assert!(closed.await.unwrap(), "idle past 300 ms: closed");
+    let default = Serve::start(&[]).await;
+    let base = default.base.clone();
+    let closed =
+        tokio::task::spawn_blocking(move || closed_after_idle(&base, Duration::from_millis(1200)));
+    assert!(
+        !closed.await.unwrap(),
+        "idle 1.2 s under the default 75 s: still open"
+    );
+}

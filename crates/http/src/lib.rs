@@ -276,8 +276,11 @@ pub fn router(state: AppState) -> axum::Router {
 }
 
 /// Serves until `state.shutdown` is cancelled or SIGTERM/SIGINT arrives; in-flight requests
-/// finish first, then every folder is closed (its index consistent: writes are transactional).
+/// finish first (for up to 30 s), then every folder is closed (its index consistent: writes are
+/// transactional). An idle keep-alive connection is closed after `HTTP_KEEP_ALIVE_TIMEOUT_MS`
+/// without a new request (hyper's header-read timeout starts when the connection goes idle).
 pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
     let shutdown = state.shutdown.clone();
     tokio::spawn({
         let shutdown = shutdown.clone();
@@ -288,12 +291,46 @@ pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::i
         }
     });
     let app = router(state.clone());
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await;
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.keep_alive(true);
+    if state.config.keep_alive_ms > 0 {
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(Duration::from_millis(state.config.keep_alive_ms));
+    }
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait rather than spin.
+                        tracing::warn!("[http] accepting a connection: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                let connection = http1.serve_connection(TokioIo::new(stream), service);
+                let connection = graceful.watch(connection);
+                tokio::spawn(async move {
+                    let _ = connection.await;
+                });
+            }
+            _ = shutdown.cancelled() => break,
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("[ragdown] requests still running after 30 s: closing anyway");
+    }
     let closing = state.clone();
     let _ = tokio::task::spawn_blocking(move || closing.close()).await;
-    served
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -1,0 +1,247 @@
+//! DOCX: `word/document.xml` read as a stream of paragraphs — Word's heading styles (`Title`,
+//! `Heading1`…`Heading6`) become Markdown headings, numbered and bulleted paragraphs list
+//! items, tables Markdown tables (the first row as the header). The part is inflated with a
+//! byte limit, so a zip bomb stops at the limit.
+
+use std::io::Read;
+
+use quick_xml::Reader;
+use quick_xml::events::Event;
+
+use crate::{ConvertError, Limits};
+
+fn malformed(detail: impl std::fmt::Display) -> ConvertError {
+    ConvertError::Malformed {
+        format: "DOCX",
+        detail: detail.to_string(),
+    }
+}
+
+/// The XML of `word/document.xml`, inflated to at most `limit` bytes.
+fn document_xml(bytes: &[u8], limit: u64) -> Result<Vec<u8>, ConvertError> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(malformed)?;
+    let mut part = archive
+        .by_name("word/document.xml")
+        .map_err(|_| malformed("it has no word/document.xml"))?;
+    if part.encrypted() {
+        return Err(ConvertError::Encrypted);
+    }
+    if part.size() > limit {
+        return Err(ConvertError::TooLarge(format!(
+            "its text part inflates to {} bytes (the limit is {limit})",
+            part.size()
+        )));
+    }
+    let mut xml = Vec::new();
+    // The declared size can lie: read one byte past the limit to tell.
+    (&mut part)
+        .take(limit + 1)
+        .read_to_end(&mut xml)
+        .map_err(malformed)?;
+    if xml.len() as u64 > limit {
+        return Err(ConvertError::TooLarge(format!(
+            "its text part inflates past {limit} bytes"
+        )));
+    }
+    Ok(xml)
+}
+
+#[derive(Default)]
+struct Paragraph {
+    text: String,
+    heading: Option<usize>,
+    list_level: Option<usize>,
+}
+
+impl Paragraph {
+    fn markdown(&self) -> Option<String> {
+        let text = self.text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        Some(match (self.heading, self.list_level) {
+            (Some(level), _) => format!("{} {text}", "#".repeat(level)),
+            (None, Some(level)) => format!("{}- {text}", "  ".repeat(level)),
+            (None, None) => text.to_string(),
+        })
+    }
+}
+
+/// Heading level of a Word paragraph style id (`Heading2` → 2, `Title` → 1).
+fn heading_level(style: &str) -> Option<usize> {
+    let lower = style.to_ascii_lowercase();
+    if lower == "title" {
+        return Some(1);
+    }
+    let n = lower
+        .strip_prefix("heading")?
+        .trim()
+        .parse::<usize>()
+        .ok()?;
+    (1..=6).contains(&n).then_some(n)
+}
+
+fn attr(e: &quick_xml::events::BytesStart, name: &[u8]) -> Option<String> {
+    e.attributes()
+        .filter_map(Result::ok)
+        .find(|a| a.key.as_ref() == name)
+        .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+}
+
+fn table_markdown(rows: &[Vec<String>]) -> String {
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    if width == 0 {
+        return String::new();
+    }
+    let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let line = |row: &Vec<String>| {
+        let mut cells: Vec<String> = row.iter().map(|c| cell(c.trim())).collect();
+        cells.resize(width, String::new());
+        format!("| {} |", cells.join(" | "))
+    };
+    let mut out = vec![line(&rows[0]), format!("|{}", " --- |".repeat(width))];
+    out.extend(rows[1..].iter().map(line));
+    out.join("\n")
+}
+
+/// The walk over the XML: the paragraph being read, the table being read, the blocks done.
+#[derive(Default)]
+struct Walk {
+    blocks: Vec<String>,
+    paragraph: Option<Paragraph>,
+    /// Tables: rows of cells; a cell's paragraphs are joined with spaces. Nested tables are
+    /// flattened into their cell.
+    table_depth: usize,
+    rows: Vec<Vec<String>>,
+    in_text: bool,
+}
+
+impl Walk {
+    fn open(&mut self, e: &quick_xml::events::BytesStart, empty: bool) {
+        match e.local_name().as_ref() {
+            b"p" if !empty => self.paragraph = Some(Paragraph::default()),
+            b"pStyle" => {
+                if let (Some(p), Some(style)) = (self.paragraph.as_mut(), attr(e, b"w:val")) {
+                    p.heading = heading_level(&style);
+                }
+            }
+            b"ilvl" => {
+                if let Some(p) = self.paragraph.as_mut() {
+                    p.list_level =
+                        Some(attr(e, b"w:val").and_then(|v| v.parse().ok()).unwrap_or(0));
+                }
+            }
+            b"numPr" => {
+                if let Some(p) = self.paragraph.as_mut() {
+                    p.list_level.get_or_insert(0);
+                }
+            }
+            b"t" if !empty => self.in_text = true,
+            b"tab" => self.push_text("\t"),
+            b"br" | b"cr" => self.push_text(" "),
+            b"tbl" if !empty => {
+                self.table_depth += 1;
+                if self.table_depth == 1 {
+                    self.rows.clear();
+                }
+            }
+            b"tr" if self.table_depth == 1 && !empty => self.rows.push(Vec::new()),
+            b"tc" if self.table_depth == 1 && !empty => {
+                if let Some(row) = self.rows.last_mut() {
+                    row.push(String::new());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn push_text(&mut self, text: &str) {
+        if let Some(p) = self.paragraph.as_mut() {
+            p.text.push_str(text);
+        }
+    }
+
+    fn close(&mut self, name: &[u8]) {
+        match name {
+            b"t" => self.in_text = false,
+            b"p" => {
+                let Some(p) = self.paragraph.take() else {
+                    return;
+                };
+                if self.table_depth > 0 {
+                    if let Some(cell) = self.rows.last_mut().and_then(|r| r.last_mut()) {
+                        if !cell.is_empty() {
+                            cell.push(' ');
+                        }
+                        cell.push_str(p.text.trim());
+                    }
+                } else if let Some(md) = p.markdown() {
+                    self.blocks.push(md);
+                }
+            }
+            b"tbl" => {
+                self.table_depth = self.table_depth.saturating_sub(1);
+                if self.table_depth == 0 {
+                    let table = table_markdown(&self.rows);
+                    if !table.is_empty() {
+                        self.blocks.push(table);
+                    }
+                    self.rows.clear();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError> {
+    let xml = document_xml(bytes, limits.max_inflated_bytes)?;
+    let mut reader = Reader::from_reader(xml.as_slice());
+    let mut walk = Walk::default();
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf).map_err(malformed)? {
+            Event::Start(e) => walk.open(&e, false),
+            Event::Empty(e) => walk.open(&e, true),
+            Event::End(e) => walk.close(e.local_name().as_ref()),
+            Event::Text(t) if walk.in_text => {
+                let text = t.decode().map_err(malformed)?;
+                walk.push_text(&text);
+            }
+            Event::GeneralRef(r) if walk.in_text => {
+                // Entities inside <w:t>: the five XML ones and character references.
+                let name = r.decode().map_err(malformed)?;
+                let ch = match name.as_ref() {
+                    "amp" => Some('&'),
+                    "lt" => Some('<'),
+                    "gt" => Some('>'),
+                    "quot" => Some('"'),
+                    "apos" => Some('\''),
+                    _ => r.resolve_char_ref().ok().flatten(),
+                };
+                if let Some(c) = ch {
+                    walk.push_text(c.encode_utf8(&mut [0u8; 4]));
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    let blocks = walk.blocks;
+    // Consecutive list items stay together; everything else is a paragraph of its own.
+    let mut out = String::new();
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            let both_items = is_item(&blocks[i - 1]) && is_item(block);
+            out.push_str(if both_items { "\n" } else { "\n\n" });
+        }
+        out.push_str(block);
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+fn is_item(block: &str) -> bool {
+    block.trim_start().starts_with("- ")
+}

@@ -1,0 +1,112 @@
+//! HTML: the main content (navigation, ads and boilerplate dropped by dom_smoothie's port of
+//! readability.js) as Markdown, under the page title. A page readability finds no article in is
+//! converted whole. Nesting deeper than the limit is refused before parsing.
+
+use dom_smoothie::{Config, Readability, TextMode};
+
+use crate::{ConvertError, Limits};
+
+/// The deepest element nesting, counted roughly from the tags (void and self-closing tags
+/// don't nest). Enough to refuse megabytes of `<div><div><div>…` before a parser sees them.
+fn nesting_depth(html: &str) -> usize {
+    const VOID: [&str; 14] = [
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+        "source", "track", "wbr",
+    ];
+    let (mut depth, mut max) = (0usize, 0usize);
+    let bytes = html.as_bytes();
+    let mut i = 0;
+    while let Some(off) = bytes[i..].iter().position(|&b| b == b'<') {
+        i += off + 1;
+        let Some(&next) = bytes.get(i) else { break };
+        if next == b'/' {
+            depth = depth.saturating_sub(1);
+            continue;
+        }
+        if !next.is_ascii_alphabetic() {
+            continue; // comments, doctype, stray '<'
+        }
+        let name_end = bytes[i..]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .map_or(bytes.len(), |p| i + p);
+        let name = html[i..name_end].to_ascii_lowercase();
+        let tag_end = bytes[name_end..]
+            .iter()
+            .position(|&b| b == b'>')
+            .map_or(bytes.len(), |p| name_end + p);
+        let self_closing = tag_end > 0 && bytes.get(tag_end - 1) == Some(&b'/');
+        if !VOID.contains(&name.as_str()) && !self_closing {
+            depth += 1;
+            max = max.max(depth);
+        }
+        i = tag_end.min(bytes.len());
+    }
+    max
+}
+
+pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError> {
+    let html = String::from_utf8_lossy(bytes);
+    let depth = nesting_depth(&html);
+    if depth > limits.max_html_depth {
+        return Err(ConvertError::TooLarge(format!(
+            "its elements nest {depth} deep (the limit is {})",
+            limits.max_html_depth
+        )));
+    }
+    let config = Config {
+        text_mode: TextMode::Markdown,
+        ..Default::default()
+    };
+    let malformed = |e: dom_smoothie::ReadabilityError| ConvertError::Malformed {
+        format: "HTML",
+        detail: e.to_string(),
+    };
+    let mut readability = Readability::new(html.as_ref(), None, Some(config)).map_err(malformed)?;
+    let (title, body) = match readability.parse() {
+        Ok(article) => (
+            article.title.trim().to_string(),
+            article.text_content.to_string(),
+        ),
+        Err(_) => {
+            // No article found: keep the whole page's text rather than nothing.
+            let config = Config {
+                text_mode: TextMode::Markdown,
+                ..Default::default()
+            };
+            let mut whole =
+                Readability::new(html.as_ref(), None, Some(config)).map_err(malformed)?;
+            let title = whole.get_article_title().trim().to_string();
+            match whole.parse_with_policy(dom_smoothie::ParsePolicy::Raw) {
+                Ok(a) => (title, a.text_content.to_string()),
+                Err(_) => return Err(ConvertError::NoText),
+            }
+        }
+    };
+    let body = body.trim();
+    if body.is_empty() {
+        return Err(ConvertError::NoText);
+    }
+    // The page title is the document's title, unless the content already starts with it.
+    let starts_with_title = body
+        .lines()
+        .next()
+        .is_some_and(|l| l.trim_start_matches('#').trim() == title);
+    Ok(if title.is_empty() || starts_with_title {
+        format!("{body}\n")
+    } else {
+        format!("# {title}\n\n{body}\n")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_nesting_not_siblings() {
+        assert_eq!(nesting_depth("<div><p>a</p><p>b<br></p></div>"), 2);
+        assert_eq!(nesting_depth(&"<div>".repeat(1000)), 1000);
+        assert_eq!(nesting_depth("<img src=x/><hr><!-- <div> --><p>x</p>"), 2);
+    }
+}

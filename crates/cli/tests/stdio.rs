@@ -805,3 +805,68 @@ async fn an_edit_saved_on_disk_is_searchable_within_two_seconds() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn converted_documents_are_read_as_markdown_and_never_written() {
+    let s = start().await;
+    std::fs::write(
+        s.docs.path().join("handbook.pdf"),
+        ragdown_convert::fixtures::handbook_pdf(),
+    )
+    .unwrap();
+    let (err, text) = s.call("ragdown_reindex", json!({})).await;
+    assert!(!err, "{text}");
+    let (_, hits) = s
+        .call(
+            "ragdown_recall",
+            json!({"query": "rotate the signing keys", "format": "json", "top_k": 3}),
+        )
+        .await;
+    let hits: Value = serde_json::from_str(&hits).unwrap();
+    let hit = hits["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["path"] == "handbook.pdf")
+        .unwrap_or_else(|| panic!("{hits}"))
+        .clone();
+    let (start, end) = (
+        hit["line_start"].as_u64().unwrap(),
+        hit["line_end"].as_u64().unwrap(),
+    );
+    let (err, read) = s
+        .call(
+            "ragdown_read_doc",
+            json!({"path": "handbook.pdf", "start_line": start, "end_line": end}),
+        )
+        .await;
+    assert!(!err, "{read}");
+    let (header, body) = read.split_once('\n').unwrap();
+    assert!(header.contains("converted from PDF"), "{header}");
+    assert!(
+        body.contains(hit["text"].as_str().unwrap().lines().next().unwrap()),
+        "the hit's lines are the converted text's lines:\n{read}\n{hit}"
+    );
+    for (tool, args) in [
+        (
+            "ragdown_write",
+            json!({"path": "handbook.pdf", "text": "x", "base_hash": "000000000000"}),
+        ),
+        (
+            "ragdown_edit",
+            json!({"path": "handbook.pdf", "edits": [{"old_text": "a", "new_text": "b"}]}),
+        ),
+        (
+            "ragdown_move",
+            json!({"from": "handbook.pdf", "to": "moved.pdf"}),
+        ),
+        ("ragdown_delete", json!({"path": "handbook.pdf"})),
+    ] {
+        let (err, text) = s.call(tool, args).await;
+        assert!(
+            err && text.contains("writes only Markdown"),
+            "{tool}: {text}"
+        );
+    }
+    assert!(s.docs.path().join("handbook.pdf").exists());
+}

@@ -83,6 +83,7 @@ pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError
             }
         }
     };
+    let body = unescape_periods(body.trim());
     let body = body.trim();
     if body.is_empty() {
         return Err(ConvertError::NoText);
@@ -97,6 +98,24 @@ pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError
     } else {
         format!("# {title}\n\n{body}\n")
     })
+}
+
+/// dom_smoothie escapes every `.` (`morning\.`); outside code the escape only guards against
+/// a number starting an ordered list, which is harmless here, and it spoils snippets.
+fn unescape_periods(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut in_code = false;
+    for line in md.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        }
+        if in_code {
+            out.push_str(line);
+        } else {
+            out.push_str(&line.replace("\\.", "."));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -135,5 +135,7 @@ pub fn convert_with(format: Format, bytes: &[u8], limits: &Limits) -> Result<Str
     }
 }
 
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures;
 #[cfg(test)]
 mod tests;

@@ -608,9 +608,10 @@ async fn read_doc(
         let (_, abs) = paths::document(&folder.dir, &rel)?;
         let bytes = std::fs::read(&abs)
             .map_err(|_| ApiError::not_found(format!("{path} is no longer on disk")))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let (text, converted_from) = documents::document_text(&rel, &bytes);
         let mut v = doc_json(&folder, &doc, snap.chunks_of(doc.id).len());
         v["text"] = json!(text);
+        v["converted_from"] = json!(converted_from);
         v["hash"] = json!(full_hash(&bytes));
         v["lines"] = json!(text.lines().count());
         folder

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use ragdown_embed::Embedder;
-use ragdown_index::walk::{is_document_path, is_skipped_name};
+use ragdown_index::walk::{is_markdown_path, is_skipped_name};
 use ragdown_index::{Index, IndexSettings, lock};
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::primary::{self, PrimaryDuties, SharedDuties};
@@ -167,7 +167,7 @@ impl Folders {
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| e.file_name().to_str().map(str::to_string))
-            .filter(|n| !is_skipped_name(n) && is_document_path(n))
+            .filter(|n| !is_skipped_name(n) && is_markdown_path(n))
             .collect();
         names.sort();
         names

@@ -187,7 +187,8 @@ impl Index {
                 self.settings.max_file_bytes
             ));
         }
-        if bytes[..bytes.len().min(8192)].contains(&0) {
+        let converted = ragdown_convert::Format::from_path(&entry.path);
+        if converted.is_none() && bytes[..bytes.len().min(8192)].contains(&0) {
             return Err("looks binary (it holds NUL bytes), not Markdown".into());
         }
         let hash = blake3::hash(&bytes).to_hex().to_string();
@@ -200,15 +201,10 @@ impl Index {
             record.mtime_ns = entry.mtime_ns;
             return Ok(Outcome::Unchanged(Box::new(record)));
         }
-        let text = match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::warn!(
-                    "{}: not valid UTF-8; invalid bytes are replaced",
-                    entry.path
-                );
-                String::from_utf8_lossy(e.as_bytes()).into_owned()
-            }
+        let text = match converted {
+            Some(format) => ragdown_convert::convert(format, &bytes)
+                .map_err(|e| format!("{} not indexed: {e}", format.name()))?,
+            None => markdown_text(&entry.path, bytes),
         };
         let doc = ragdown_markdown::parse(&entry.path, &text);
         for warning in &doc.warnings {
@@ -369,4 +365,15 @@ pub fn vector_key(embedder_id: &str, text: &str) -> [u8; 32] {
     hasher.update(&[0]);
     hasher.update(text.as_bytes());
     *hasher.finalize().as_bytes()
+}
+
+/// A Markdown file's text; invalid UTF-8 is replaced (and logged), never fatal.
+fn markdown_text(path: &str, bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::warn!("{path}: not valid UTF-8; invalid bytes are replaced");
+            String::from_utf8_lossy(e.as_bytes()).into_owned()
+        }
+    }
 }

@@ -1,5 +1,6 @@
-//! Finding the documents of a folder: Markdown files, skipping dot-folders, `node_modules`
-//! and symlinks (a link could lead out of the folder or loop). Reads metadata only.
+//! Finding the documents of a folder: Markdown files and the formats `convert` turns into
+//! Markdown (PDF, DOCX, HTML, text), skipping dot-folders, `node_modules` and symlinks (a link
+//! could lead out of the folder or loop). Reads metadata only.
 
 use std::path::Path;
 use std::time::UNIX_EPOCH;
@@ -23,12 +24,18 @@ pub fn is_skipped_name(name: &str) -> bool {
     name.starts_with('.') || name == "node_modules"
 }
 
-pub fn is_document_path(path: &str) -> bool {
+/// Whether `path` is a Markdown document (the only kind ragdown writes).
+pub fn is_markdown_path(path: &str) -> bool {
     path.rsplit_once('.').is_some_and(|(_, ext)| {
         MARKDOWN_EXTENSIONS
             .iter()
             .any(|e| e.eq_ignore_ascii_case(ext))
     })
+}
+
+/// Whether `path` is indexed: Markdown, or a format converted to it.
+pub fn is_document_path(path: &str) -> bool {
+    is_markdown_path(path) || ragdown_convert::Format::from_path(path).is_some()
 }
 
 /// Walks `root`; unreadable entries are logged and skipped, never fatal.
@@ -94,6 +101,9 @@ mod tests {
             "node_modules/y.md",
             "sub/.hidden/z.md",
             "notes.txt",
+            "scan.pdf",
+            "image.png",
+            "old.doc",
         ] {
             let full = root.join(p);
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
@@ -104,6 +114,15 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
         std::os::unix::fs::symlink(outside.path(), root.join("linkdir")).unwrap();
         let paths: Vec<String> = walk(root).into_iter().map(|e| e.path).collect();
-        assert_eq!(paths, vec!["a.md", "sub/b.markdown", "sub/c.MDX"]);
+        assert_eq!(
+            paths,
+            vec![
+                "a.md",
+                "notes.txt",
+                "scan.pdf",
+                "sub/b.markdown",
+                "sub/c.MDX"
+            ]
+        );
     }
 }

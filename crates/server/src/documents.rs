@@ -84,6 +84,22 @@ fn read_existing(abs: &Path, rel: &str) -> Result<Vec<u8>, ToolError> {
     }
 }
 
+/// A document's text as indexed: Markdown as it is, other formats converted (the same bytes
+/// always convert to the same text, so hits' line numbers hold). The second value names the
+/// format a converted text came from.
+pub fn document_text(rel: &str, bytes: &[u8]) -> (String, Option<&'static str>) {
+    match ragdown_convert::Format::from_path(rel) {
+        None => (String::from_utf8_lossy(bytes).into_owned(), None),
+        Some(format) => match ragdown_convert::convert(format, bytes) {
+            Ok(text) => (text, Some(format.name())),
+            Err(e) => (
+                format!("(this {} could not be converted: {e})", format.name()),
+                Some(format.name()),
+            ),
+        },
+    }
+}
+
 pub fn superseded_by(engine: &Engine, path: &str) -> Vec<String> {
     let snap = engine.index.snapshot();
     let mut by: Vec<String> = snap
@@ -139,7 +155,7 @@ pub fn read_doc(
         }
     };
     let bytes = read_existing(&abs, &rel)?;
-    let text = String::from_utf8_lossy(&bytes);
+    let (text, converted_from) = document_text(&rel, &bytes);
     let lines = lines_of(&text);
     let total = lines.len();
     let mut section: Option<(usize, usize)> = None;
@@ -168,6 +184,11 @@ pub fn read_doc(
         "{rel}:{start}-{end} of {total} (hash {}",
         short_hash(&bytes)
     );
+    if let Some(format) = converted_from {
+        header.push_str(&format!(
+            ", converted from {format} for search: lines are the converted text's; read-only"
+        ));
+    }
     if let Some(from) = resolved_from {
         header.push_str(&format!(
             ", resolved from {}",
@@ -218,7 +239,9 @@ pub fn backlinks(engine: &Engine, input: &str) -> Result<String, ToolError> {
         if lines.is_empty() {
             continue;
         }
-        let text = fs::read_to_string(engine.folder_root().join(&doc.path)).unwrap_or_default();
+        let text = fs::read(engine.folder_root().join(&doc.path))
+            .map(|bytes| document_text(&doc.path, &bytes).0)
+            .unwrap_or_default();
         let file_lines = lines_of(&text);
         let lines: Vec<serde_json::Value> = lines
             .iter()
@@ -972,7 +995,11 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
         .collect();
     // Links that point at a moved document, per linking document (by its old path).
     let mut affected: BTreeMap<String, Vec<(ragdown_markdown::Link, String)>> = BTreeMap::new();
-    for doc in snap.documents() {
+    // Only Markdown is ever rewritten: a converted PDF or DOCX is never touched.
+    for doc in snap
+        .documents()
+        .filter(|d| ragdown_index::walk::is_markdown_path(&d.path))
+    {
         let text = match fs::read_to_string(root.join(&doc.path)) {
             Ok(t) => t,
             Err(_) => continue,

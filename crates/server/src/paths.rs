@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ragdown_index::walk::{is_document_path, is_skipped_name};
+use ragdown_index::walk::{is_markdown_path, is_skipped_name};
 
 use crate::ToolError;
 
@@ -45,7 +45,13 @@ pub fn check_indexed_segments(rel: &str) -> Result<(), ToolError> {
 
 /// Refuses a write target that is not a Markdown document.
 pub fn check_markdown(rel: &str) -> Result<(), ToolError> {
-    if !is_document_path(rel) {
+    if let Some(format) = ragdown_convert::Format::from_path(rel) {
+        return Err(ToolError::invalid(format!(
+            "{rel} is a {} document, indexed by converting it: ragdown writes only Markdown. Keep notes about it in a .md file beside it (ragdown_remember or ragdown_write)",
+            format.name()
+        )));
+    }
+    if !is_markdown_path(rel) {
         return Err(ToolError::invalid(format!(
             "{rel} is not a Markdown document: only .md, .markdown and .mdx files can be written"
         )));

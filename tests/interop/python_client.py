@@ -30,7 +30,7 @@ async def main(binary: str) -> None:
                 init = await session.initialize()
                 assert init.server_info.name.startswith("ragdown-"), init.server_info
                 tools = sorted(t.name for t in (await session.list_tools()).tools)
-                assert len(tools) == 12 and "ragdown_recall" in tools, tools
+                assert len(tools) == 13 and "ragdown_recall" in tools, tools
 
                 recall = ""
                 for _ in range(100):  # the first sync runs in the background

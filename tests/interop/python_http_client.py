@@ -56,7 +56,7 @@ async def main(binary: str) -> None:
                         init = await session.initialize()
                         assert init.server_info.name == "ragdown-work", init.server_info
                         tools = sorted(t.name for t in (await session.list_tools()).tools)
-                        assert len(tools) == 12 and "ragdown_recall" in tools, tools
+                        assert len(tools) == 13 and "ragdown_recall" in tools, tools
                         passed += 1
 
                         recall = ""

@@ -821,7 +821,7 @@ async fn folder_endpoints_over_streamable_http() {
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        12,
+        13,
         "{:?}",
         tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
@@ -1218,7 +1218,7 @@ async fn root_endpoint_serves_every_mcp_folder() {
         names.contains(&"ragdown_folders") && names.contains(&"ragdown_create_folder"),
         "{names:?}"
     );
-    assert_eq!(names.len(), 14);
+    assert_eq!(names.len(), 15);
     let read = tools.iter().find(|t| t.name == "ragdown_read_doc").unwrap();
     let required = read.input_schema["required"].as_array().unwrap();
     assert!(required.contains(&json!("folder")), "{required:?}");

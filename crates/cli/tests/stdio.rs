@@ -114,7 +114,7 @@ impl Server {
 }
 
 #[tokio::test]
-async fn lists_all_twelve_tools_with_annotations_and_instructions() {
+async fn lists_every_tool_with_annotations_and_instructions() {
     let s = start().await;
     let tools = s.client.list_all_tools().await.unwrap();
     let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
@@ -126,6 +126,7 @@ async fn lists_all_twelve_tools_with_annotations_and_instructions() {
             "ragdown_context",
             "ragdown_delete",
             "ragdown_edit",
+            "ragdown_ingest",
             "ragdown_list",
             "ragdown_move",
             "ragdown_read_doc",
@@ -869,4 +870,96 @@ async fn converted_documents_are_read_as_markdown_and_never_written() {
         );
     }
     assert!(s.docs.path().join("handbook.pdf").exists());
+}
+
+#[tokio::test]
+async fn ingest_keeps_fetched_content_and_replaces_by_source() {
+    let s = start().await;
+    let html = ragdown_convert::fixtures::ARTICLE_HTML;
+    let source = "https://example.com/blog/tls-rotation";
+    let (err, text) = s
+        .call(
+            "ragdown_ingest",
+            json!({"content": html, "format": "html", "source": source}),
+        )
+        .await;
+    assert!(!err, "{text}");
+    assert!(text.starts_with("ingested notes/ingested/"), "{text}");
+    let rel = text.split_whitespace().nth(1).unwrap().to_string();
+    let saved = std::fs::read_to_string(s.docs.path().join(&rel)).unwrap();
+    assert!(saved.contains(&format!("source: \"{source}\"")), "{saved}");
+    assert!(
+        saved.contains("title: \"Rotating TLS certificates\""),
+        "{saved}"
+    );
+    assert!(
+        saved.contains("## Manual renewal") && !saved.contains("Buy CloudWidgets"),
+        "{saved}"
+    );
+    let (_, hits) = s
+        .call("ragdown_recall", json!({"query": "certbot renew force"}))
+        .await;
+    assert!(hits.contains(&rel), "searchable at once: {hits}");
+
+    let (err, again) = s
+        .call(
+            "ragdown_ingest",
+            json!({"content": "Updated: rotation is now automatic.", "format": "text", "source": source, "title": "TLS"}),
+        )
+        .await;
+    assert!(
+        !err && again.starts_with(&format!("replaced {rel}")),
+        "{again}"
+    );
+    let saved = std::fs::read_to_string(s.docs.path().join(&rel)).unwrap();
+    assert!(
+        saved.contains("rotation is now automatic") && !saved.contains("Manual renewal"),
+        "{saved}"
+    );
+
+    let (err, msg) = s
+        .call(
+            "ragdown_ingest",
+            json!({"content": "x", "format": "pdf", "source": "a"}),
+        )
+        .await;
+    assert!(err, "{msg}");
+    let (err, msg) = s
+        .call(
+            "ragdown_ingest",
+            json!({"content": " ", "format": "text", "source": "a"}),
+        )
+        .await;
+    assert!(err && msg.contains("must not be empty"), "{msg}");
+}
+
+#[tokio::test]
+async fn read_doc_widens_a_hit_by_whole_sections() {
+    let s = start().await;
+    // backups.md: "# Backups" (1), "Nightly snapshots." (3), "## Restore" (5), "Run pg_restore twice." (7)
+    let (_, one) = s
+        .call(
+            "ragdown_read_doc",
+            json!({"path": "ops/backups.md", "start_line": 7, "end_line": 7}),
+        )
+        .await;
+    assert!(one.starts_with("ops/backups.md:7-7 of 8"), "{one}");
+    let (_, wider) = s
+        .call(
+            "ragdown_read_doc",
+            json!({"path": "ops/backups.md", "start_line": 7, "end_line": 7, "before": 1}),
+        )
+        .await;
+    assert!(wider.starts_with("ops/backups.md:1-8 of 8"), "{wider}");
+    assert!(
+        wider.contains("Nightly snapshots.") && wider.contains("Run pg_restore"),
+        "{wider}"
+    );
+    let (_, after) = s
+        .call(
+            "ragdown_read_doc",
+            json!({"path": "ops/backups.md", "start_line": 3, "end_line": 3, "after": 1}),
+        )
+        .await;
+    assert!(after.starts_with("ops/backups.md:1-8 of 8"), "{after}");
 }

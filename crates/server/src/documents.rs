@@ -113,12 +113,46 @@ pub fn superseded_by(engine: &Engine, path: &str) -> Vec<String> {
 
 // ---------------------------------------------------------------- read_doc
 
-pub fn read_doc(
-    engine: &Engine,
-    input: &str,
-    start_line: Option<usize>,
-    end_line: Option<usize>,
-) -> Result<String, ToolError> {
+/// Which lines of a document to read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LineRange {
+    pub start_line: Option<usize>,
+    pub end_line: Option<usize>,
+    /// Whole sections to add before the section holding the first line.
+    pub before: usize,
+    /// Whole sections to add after the section holding the last line.
+    pub after: usize,
+}
+
+/// Widens `start..=end` by whole sections: `before` sections before the one holding `start`,
+/// `after` after the one holding `end`. A section runs from a heading to the next heading of
+/// any level (the text before the first heading is a section too).
+fn widen_by_sections(
+    headings: &[ragdown_markdown::HeadingSpan],
+    total: usize,
+    (start, end): (usize, usize),
+    before: usize,
+    after: usize,
+) -> (usize, usize) {
+    let mut starts: Vec<usize> = std::iter::once(1)
+        .chain(headings.iter().map(|h| h.line))
+        .collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let section_of = |line: usize| starts.iter().rposition(|&s| s <= line).unwrap_or(0);
+    let first = section_of(start).saturating_sub(before);
+    let last = (section_of(end) + after).min(starts.len() - 1);
+    let new_end = starts.get(last + 1).map_or(total, |&next| next - 1);
+    (starts[first].min(start), new_end.max(end).min(total))
+}
+
+pub fn read_doc(engine: &Engine, input: &str, range: LineRange) -> Result<String, ToolError> {
+    let LineRange {
+        start_line,
+        end_line,
+        before,
+        after,
+    } = range;
     let root = engine.root();
     let direct = paths::document(&root, input)
         .ok()
@@ -158,12 +192,12 @@ pub fn read_doc(
     let (text, converted_from) = document_text(&rel, &bytes);
     let lines = lines_of(&text);
     let total = lines.len();
+    let parsed = ragdown_markdown::parse(&rel, &text);
     let mut section: Option<(usize, usize)> = None;
     if let Some(h) = &heading
         && start_line.is_none()
         && end_line.is_none()
     {
-        let parsed = ragdown_markdown::parse(&rel, &text);
         section = parsed
             .headings
             .iter()
@@ -180,6 +214,11 @@ pub fn read_doc(
             "{rel} has {total} lines: start_line {start} is past end_line {end}"
         )));
     }
+    let (start, end) = if before > 0 || after > 0 {
+        widen_by_sections(&parsed.headings, total, (start, end), before, after)
+    } else {
+        (start, end)
+    };
     let mut header = format!(
         "{rel}:{start}-{end} of {total} (hash {}",
         short_hash(&bytes)
@@ -404,6 +443,94 @@ pub fn stats(engine: &Engine, include_files: bool) -> Result<String, ToolError> 
         );
     }
     Ok(value.to_string())
+}
+
+// ---------------------------------------------------------------- ingest
+
+/// What a client fetched, to keep as a document.
+pub struct IngestArgs {
+    pub content: String,
+    /// `text`, `markdown` or `html`.
+    pub format: String,
+    /// Where it came from (a URL, a file name); one document per source.
+    pub source: String,
+    pub title: Option<String>,
+}
+
+/// Where ingested documents go: `<notes dir>/ingested/` on a folder's endpoint, `ingested/`
+/// inside a subfolder endpoint's subfolder.
+fn ingest_dir(engine: &Engine) -> Result<String, ToolError> {
+    let notes = if engine.scope.is_empty() {
+        paths::normalize(&engine.settings().notes_dir)?
+    } else {
+        String::new()
+    };
+    Ok(if notes.is_empty() {
+        "ingested".into()
+    } else {
+        format!("{notes}/ingested")
+    })
+}
+
+/// Stores client-fetched content as Markdown under `ingested/`, named by its source so the
+/// same source again replaces it.
+pub fn ingest(engine: &Engine, args: &IngestArgs) -> Result<String, ToolError> {
+    use sha2::{Digest, Sha256};
+    let source = args.source.trim();
+    if source.is_empty() || args.content.trim().is_empty() {
+        return Err(ToolError::invalid("content and source must not be empty"));
+    }
+    let body = match args.format.as_str() {
+        "markdown" | "md" => args.content.clone(),
+        "text" | "txt" => {
+            ragdown_convert::convert(ragdown_convert::Format::Text, args.content.as_bytes())
+                .map_err(|e| ToolError::invalid(format!("the text could not be kept: {e}")))?
+        }
+        "html" => ragdown_convert::convert(ragdown_convert::Format::Html, args.content.as_bytes())
+            .map_err(|e| ToolError::invalid(format!("the HTML could not be converted: {e}")))?,
+        other => {
+            return Err(ToolError::invalid(format!(
+                "format {other:?} is not one ragdown ingests: use text, markdown or html"
+            )));
+        }
+    };
+    // The title: given, else the content's first heading, else the source.
+    let first_heading = body
+        .lines()
+        .find(|l| l.starts_with("# "))
+        .map(|l| l.trim_start_matches('#').trim().to_string());
+    let title = args
+        .title
+        .clone()
+        .filter(|t| !t.trim().is_empty())
+        .or(first_heading)
+        .unwrap_or_else(|| source.to_string());
+    let digest = Sha256::digest(source.as_bytes());
+    let key: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    let rel = format!("{}/{}-{key}.md", ingest_dir(engine)?, slug(source));
+    paths::check_indexed_segments(&rel)?;
+    let abs = paths::inside(&engine.root(), &rel)?;
+    let front = [
+        "---".to_string(),
+        format!("title: {}", quoted(title.trim())),
+        format!("source: {}", quoted(source)),
+        format!("ingested: {}", today()),
+        "created_by: ragdown_ingest".to_string(),
+        "---".to_string(),
+    ]
+    .join("\n");
+    let text = format!("{front}\n{}\n", body.trim_end());
+    let replaced = abs.is_file();
+    if let Some(dir) = abs.parent() {
+        fs::create_dir_all(dir).map_err(|e| io_error(&rel, e))?;
+    }
+    atomic_write(&abs, &rel, text.as_bytes())?;
+    engine.sync()?;
+    let verb = if replaced { "replaced" } else { "ingested" };
+    Ok(format!(
+        "{verb} {rel} ({} lines) from {source}",
+        text.lines().count()
+    ))
 }
 
 // ---------------------------------------------------------------- remember
@@ -1134,6 +1261,30 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn widening_by_whole_sections() {
+        let text = "intro\n# A\na1\n## B\nb1\nb2\n# C\nc1\n";
+        let doc = ragdown_markdown::parse("x.md", text);
+        let total = lines_of(text).len();
+        // Line 5 is in B (lines 4-6).
+        assert_eq!(
+            widen_by_sections(&doc.headings, total, (5, 5), 0, 0),
+            (4, 6)
+        );
+        assert_eq!(
+            widen_by_sections(&doc.headings, total, (5, 5), 1, 0),
+            (2, 6)
+        );
+        assert_eq!(
+            widen_by_sections(&doc.headings, total, (5, 5), 0, 1),
+            (4, total)
+        );
+        assert_eq!(
+            widen_by_sections(&doc.headings, total, (5, 5), 9, 9),
+            (1, total)
+        );
+    }
 
     #[test]
     fn slugs() {

@@ -67,6 +67,12 @@ pub struct ReadArgs {
     /// Last line to return.
     #[serde(default)]
     pub end_line: Option<usize>,
+    /// Also this many whole sections before the lines asked for (widen a hit).
+    #[serde(default)]
+    pub before: Option<usize>,
+    /// Also this many whole sections after them.
+    #[serde(default)]
+    pub after: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -124,6 +130,27 @@ pub struct RememberToolArgs {
     pub supersedes: Vec<String>,
     #[serde(default)]
     pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IngestFormat {
+    Text,
+    Markdown,
+    Html,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct IngestToolArgs {
+    /// What the client fetched: a page's HTML, plain text, or Markdown.
+    pub content: String,
+    /// `html` (main content extracted, converted to Markdown), `text` or `markdown`.
+    pub format: IngestFormat,
+    /// Where it came from (a URL or a name). The same source again replaces the document.
+    pub source: String,
+    /// A title (default: the content's first heading, else the source).
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -250,6 +277,16 @@ pub fn definitions() -> Vec<Definition> {
                 write: true,
                 destructive: true,
                 idempotent: false,
+            },
+        },
+        Definition {
+            name: "ragdown_ingest",
+            description: "Keep content the client fetched (a web page's HTML, text, Markdown) as a searchable document under ingested/, converted to Markdown with its source in the frontmatter. The same source again replaces it. Use it for pages worth finding later; use ragdown_remember for your own notes.",
+            schema: schema::<IngestToolArgs>(),
+            kind: ToolKind {
+                write: true,
+                destructive: false,
+                idempotent: true,
             },
         },
         Definition {
@@ -402,7 +439,16 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
         "ragdown_context" => crate::context::context(engine, &parse::<ContextArgs>(name, args)?),
         "ragdown_read_doc" => {
             let a: ReadArgs = parse(name, args)?;
-            let text = documents::read_doc(engine, &a.path, a.start_line, a.end_line)?;
+            let text = documents::read_doc(
+                engine,
+                &a.path,
+                documents::LineRange {
+                    start_line: a.start_line,
+                    end_line: a.end_line,
+                    before: a.before.unwrap_or(0).min(100),
+                    after: a.after.unwrap_or(0).min(100),
+                },
+            )?;
             // The path as read (a wikilink target resolves to one): the first line names it.
             let read = text
                 .lines()
@@ -444,6 +490,23 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
                     name: a.name,
                     supersedes: a.supersedes,
                     session_id: a.session_id,
+                },
+            )
+        }
+        "ragdown_ingest" => {
+            let a: IngestToolArgs = parse(name, args)?;
+            documents::ingest(
+                engine,
+                &documents::IngestArgs {
+                    content: a.content,
+                    format: match a.format {
+                        IngestFormat::Text => "text",
+                        IngestFormat::Markdown => "markdown",
+                        IngestFormat::Html => "html",
+                    }
+                    .into(),
+                    source: a.source,
+                    title: a.title,
                 },
             )
         }

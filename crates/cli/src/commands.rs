@@ -60,7 +60,12 @@ pub fn open_index(settings: &Settings, dir: &Path) -> Result<Opened> {
     }
 }
 
-pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
+/// Syncs the index of `dir` (as its primary, or through the running primary) and returns it
+/// with the report.
+pub fn sync_dir(
+    settings: &Settings,
+    dir: &Path,
+) -> Result<(Arc<Index>, ragdown_index::SyncReport)> {
     let mut attempt = 0;
     let (index, report) = loop {
         let Opened { index, primary } = open_index(settings, dir)?;
@@ -86,6 +91,11 @@ pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
             Err(_) => anyhow::bail!("the primary could not sync: {answer}"),
         }
     };
+    Ok((index, report))
+}
+
+pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
+    let (index, report) = sync_dir(settings, dir)?;
     let snap = index.snapshot();
     println!(
         "indexed {} documents, {} chunks in {:.2} s: {} added, {} updated, {} removed, {} unchanged, {} chunks embedded",

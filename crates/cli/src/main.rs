@@ -4,6 +4,7 @@
 
 mod bench;
 mod commands;
+mod local_rag;
 mod progress;
 mod settings;
 
@@ -55,6 +56,64 @@ enum Command {
     Stdio,
     /// Serve every folder of RAGDOWN_DOCS_DIR over HTTP: MCP endpoints and the /api.
     Serve,
+    /// Bring the index of one or more docs dirs up to date.
+    Sync {
+        dir: Option<PathBuf>,
+        /// Another docs dir (repeatable). Default: RAGDOWN_DOCS_DIR, else the current dir.
+        #[arg(long = "docs-dir")]
+        docs_dirs: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Index documents (files or directories) inside a docs dir and report what they hold.
+    Ingest {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// A docs dir the paths lie in (repeatable). Default: RAGDOWN_DOCS_DIR, else the current dir.
+        #[arg(long = "docs-dir")]
+        docs_dirs: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The indexed documents of one or more docs dirs.
+    List {
+        dir: Option<PathBuf>,
+        #[arg(long = "docs-dir")]
+        docs_dirs: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A document's text (converted formats as indexed), whole or by lines.
+    Read {
+        dir: PathBuf,
+        path: String,
+        /// START:END (1-based, inclusive), e.g. 10:20.
+        #[arg(long)]
+        lines: Option<String>,
+        /// Also this many whole sections before.
+        #[arg(long, default_value_t = 0)]
+        before: usize,
+        /// Also this many whole sections after.
+        #[arg(long, default_value_t = 0)]
+        after: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a document (the file) and drop it from the index.
+    Delete {
+        dir: PathBuf,
+        path: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A positional DIR and repeated `--docs-dir`s, as one list.
+fn all_dirs(dir: Option<PathBuf>, mut more: Vec<PathBuf>) -> Vec<PathBuf> {
+    if let Some(d) = dir {
+        more.insert(0, d);
+    }
+    more
 }
 
 fn main() {
@@ -97,5 +156,36 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => bench::run(&settings, &args),
         Command::Stdio => commands::stdio(&settings),
         Command::Serve => commands::serve(&settings),
+        Command::Sync {
+            dir,
+            docs_dirs,
+            json,
+        } => local_rag::sync(&settings, &all_dirs(dir, docs_dirs), json),
+        Command::Ingest {
+            paths,
+            docs_dirs,
+            json,
+        } => local_rag::ingest(&settings, &paths, &docs_dirs, json),
+        Command::List {
+            dir,
+            docs_dirs,
+            json,
+        } => local_rag::list(&settings, &all_dirs(dir, docs_dirs), json),
+        Command::Read {
+            dir,
+            path,
+            lines,
+            before,
+            after,
+            json,
+        } => local_rag::read(
+            &settings,
+            &dir,
+            &path,
+            lines.as_deref(),
+            (before, after),
+            json,
+        ),
+        Command::Delete { dir, path, json } => local_rag::delete(&settings, &dir, &path, json),
     }
 }

@@ -1,0 +1,341 @@
+//! The commands mcp-local-rag's CLI has, for people and scripts without an MCP client:
+//! `sync`, `ingest`, `list`, `read` and `delete` (with `query` and `status` in `commands`).
+//! Each opens the same index a running server uses — as a reader when a primary is up, whose
+//! syncs it forwards — and prints text, or JSON with `--json`; logs go to stderr.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use ragdown_server::Engine;
+use ragdown_server::documents::{self, LineRange, ListArgs};
+use serde_json::{Value, json};
+
+use crate::commands::{Opened, open_index, sync_dir};
+use crate::settings::{Settings, docs_dir};
+
+/// The docs dirs a command works on: those given (`DIR` and repeated `--docs-dir`), else
+/// `RAGDOWN_DOCS_DIR`, else the current directory (as mcp-local-rag does).
+pub fn roots(settings: &Settings, given: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let chosen: Vec<PathBuf> = if !given.is_empty() {
+        given.to_vec()
+    } else if let Some(d) = &settings.docs_dir {
+        vec![d.clone()]
+    } else {
+        vec![std::env::current_dir().context("reading the current directory")?]
+    };
+    if chosen.len() > 1 && settings.data_dir.is_some() {
+        bail!(
+            "RAGDOWN_DATA_DIR names one index, but {} docs dirs were given: unset it so each docs dir keeps its own",
+            chosen.len()
+        );
+    }
+    chosen.iter().map(|d| docs_dir(d)).collect()
+}
+
+fn report_json(
+    root: &Path,
+    report: &ragdown_index::SyncReport,
+    index: &ragdown_index::Index,
+) -> Value {
+    let snap = index.snapshot();
+    json!({
+        "docs_dir": root,
+        "documents": snap.document_count(),
+        "chunks": snap.chunk_count(),
+        "added": report.added,
+        "updated": report.updated,
+        "removed": report.removed,
+        "unchanged": report.unchanged,
+        "embedded": report.embedded,
+        "ms": report.elapsed.as_millis() as u64,
+        "skipped": report.skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
+    })
+}
+
+fn print_report(root: &Path, value: &Value) {
+    println!(
+        "{}: {} documents, {} chunks ({} added, {} updated, {} removed, {} chunks embedded)",
+        root.display(),
+        value["documents"],
+        value["chunks"],
+        value["added"],
+        value["updated"],
+        value["removed"],
+        value["embedded"]
+    );
+    for s in value["skipped"].as_array().into_iter().flatten() {
+        println!(
+            "  skipped {}: {}",
+            s["path"].as_str().unwrap_or(""),
+            s["reason"].as_str().unwrap_or("")
+        );
+    }
+}
+
+/// `ragdown sync`: brings every root's index up to date.
+pub fn sync(settings: &Settings, given: &[PathBuf], as_json: bool) -> Result<()> {
+    let mut out = Vec::new();
+    for root in roots(settings, given)? {
+        let (index, report) = sync_dir(settings, &root)?;
+        let value = report_json(&root, &report, &index);
+        if !as_json {
+            print_report(&root, &value);
+        }
+        out.push(value);
+    }
+    if as_json {
+        println!("{}", json!({ "roots": out }));
+    }
+    Ok(())
+}
+
+/// `ragdown ingest PATH...`: each path (a document or a directory) must lie inside one of the
+/// roots; the roots holding them are synced, and each path's indexed documents are reported.
+pub fn ingest(
+    settings: &Settings,
+    paths: &[PathBuf],
+    given_roots: &[PathBuf],
+    as_json: bool,
+) -> Result<()> {
+    let roots = roots(settings, given_roots)?;
+    let mut wanted: Vec<(PathBuf, PathBuf, String)> = Vec::new();
+    for path in paths {
+        let abs = path
+            .canonicalize()
+            .with_context(|| format!("{} does not exist", path.display()))?;
+        let Some(root) = roots.iter().find(|r| abs.starts_with(r)) else {
+            bail!(
+                "{} is outside every docs dir ({}): pass the folder that holds it with --docs-dir",
+                path.display(),
+                roots
+                    .iter()
+                    .map(|r| r.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        };
+        let rel = abs
+            .strip_prefix(root)
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        if abs.is_file() && !ragdown_index::walk::is_document_path(&rel) {
+            bail!(
+                "{} is not a format ragdown indexes: use .md, .markdown, .mdx, .pdf, .docx, .html, .htm or .txt",
+                path.display()
+            );
+        }
+        wanted.push((root.clone(), abs, rel));
+    }
+    let mut results = Vec::new();
+    let mut synced: Vec<(
+        PathBuf,
+        Arc<ragdown_index::Index>,
+        ragdown_index::SyncReport,
+    )> = Vec::new();
+    for (root, abs, rel) in &wanted {
+        if !synced.iter().any(|(r, _, _)| r == root) {
+            let (index, report) = sync_dir(settings, root)?;
+            synced.push((root.clone(), index, report));
+        }
+        let Some((_, index, report)) = synced.iter().find(|(r, _, _)| r == root) else {
+            continue;
+        };
+        let snap = index.snapshot();
+        let under = |p: &str| rel.is_empty() || p == rel || p.starts_with(&format!("{rel}/"));
+        let documents: Vec<Value> = snap
+            .documents()
+            .filter(|d| under(&d.path))
+            .map(|d| json!({"path": d.path, "chunks": snap.chunks_of(d.id).len()}))
+            .collect();
+        let skipped: Vec<Value> = report
+            .skipped
+            .iter()
+            .filter(|(p, _)| under(p))
+            .map(|(p, why)| json!({"path": p, "reason": why}))
+            .collect();
+        if documents.is_empty() && skipped.is_empty() && abs.is_file() {
+            bail!("{} was not indexed", abs.display());
+        }
+        results.push(json!({
+            "path": abs, "docs_dir": root, "documents": documents, "skipped": skipped,
+        }));
+    }
+    if as_json {
+        println!("{}", json!({ "ingested": results }));
+        return Ok(());
+    }
+    for r in &results {
+        let docs = r["documents"].as_array().map_or(0, Vec::len);
+        let chunks: u64 = r["documents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d["chunks"].as_u64())
+            .sum();
+        println!(
+            "{}: {docs} documents, {chunks} chunks",
+            r["path"].as_str().unwrap_or("")
+        );
+        for s in r["skipped"].as_array().into_iter().flatten() {
+            println!(
+                "  skipped {}: {}",
+                s["path"].as_str().unwrap_or(""),
+                s["reason"].as_str().unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// An engine over `dir`'s index, synced first when this process is its primary.
+fn engine_for(settings: &Settings, dir: &Path) -> Result<Arc<Engine>> {
+    let Opened { index, primary } = open_index(settings, dir)?;
+    if primary.is_some() {
+        crate::progress::sync_with_bar(&index)?;
+    }
+    let name = index
+        .settings()
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "docs".into());
+    Ok(Arc::new(Engine::new(name, index, settings.server.clone())))
+}
+
+/// `ragdown list`: the indexed documents of every root.
+pub fn list(settings: &Settings, given: &[PathBuf], as_json: bool) -> Result<()> {
+    let roots = roots(settings, given)?;
+    let mut out = Vec::new();
+    for root in &roots {
+        let engine = engine_for(settings, root)?;
+        let snap = engine.index.snapshot();
+        let mut docs: Vec<_> = snap.documents().collect();
+        docs.sort_by(|a, b| a.path.cmp(&b.path));
+        if as_json {
+            for d in docs {
+                out.push(json!({
+                    "docs_dir": root, "path": d.path, "title": d.title, "tags": d.tags,
+                    "chunks": snap.chunks_of(d.id).len(), "size": d.size,
+                    "mtime_ms": d.mtime_ns / 1_000_000, "created_by": d.created_by,
+                }));
+            }
+            continue;
+        }
+        if roots.len() > 1 {
+            println!("{}:", root.display());
+        }
+        let text = documents::list(
+            &engine,
+            &ListArgs {
+                path_prefix: None,
+                tag: None,
+                written_by: None,
+                session_id: None,
+                recent: false,
+                limit: usize::MAX,
+            },
+        )
+        .map_err(|e| anyhow::anyhow!(e.message))?;
+        println!("{text}");
+    }
+    if as_json {
+        println!("{}", json!({ "documents": out }));
+    }
+    Ok(())
+}
+
+/// `--lines A:B` → (A, B); either side may be left out (`:20`, `5:`).
+pub fn parse_lines(spec: &str) -> Result<(Option<usize>, Option<usize>)> {
+    let (a, b) = spec.split_once(':').unwrap_or((spec, spec));
+    let num = |s: &str| -> Result<Option<usize>> {
+        if s.trim().is_empty() {
+            return Ok(None);
+        }
+        s.trim()
+            .parse::<usize>()
+            .map(Some)
+            .with_context(|| format!("--lines {spec:?}: use START:END, such as 10:20"))
+    };
+    Ok((num(a)?, num(b)?))
+}
+
+/// `ragdown read DIR PATH`: a document's lines as the index cites them.
+pub fn read(
+    settings: &Settings,
+    dir: &Path,
+    path: &str,
+    lines: Option<&str>,
+    (before, after): (usize, usize),
+    as_json: bool,
+) -> Result<()> {
+    let (start_line, end_line) = match lines {
+        Some(spec) => parse_lines(spec)?,
+        None => (None, None),
+    };
+    let engine = engine_for(settings, &docs_dir(dir)?)?;
+    let text = documents::read_doc(
+        &engine,
+        path,
+        LineRange {
+            start_line,
+            end_line,
+            before,
+            after,
+        },
+    )
+    .map_err(|e| anyhow::anyhow!(e.message))?;
+    let (header, body) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+    if as_json {
+        // `path:start-end of total (hash h…)`
+        let (location, rest) = header.split_once(" of ").unwrap_or((header, ""));
+        let (doc, span) = location.rsplit_once(':').unwrap_or((location, ""));
+        let (start, end) = span.split_once('-').unwrap_or((span, span));
+        let total = rest.split_whitespace().next().unwrap_or("0");
+        let hash = rest.split("hash ").nth(1).map(|h| {
+            h.chars()
+                .take_while(char::is_ascii_hexdigit)
+                .collect::<String>()
+        });
+        println!(
+            "{}",
+            json!({
+                "path": doc,
+                "start_line": start.parse::<usize>().ok(),
+                "end_line": end.parse::<usize>().ok(),
+                "total_lines": total.parse::<usize>().ok(),
+                "hash": hash,
+                "converted": header.contains("converted from"),
+                "text": body,
+            })
+        );
+    } else {
+        println!("{text}");
+    }
+    Ok(())
+}
+
+/// `ragdown delete DIR PATH`: deletes a document (Markdown or converted) and syncs.
+pub fn delete(settings: &Settings, dir: &Path, path: &str, as_json: bool) -> Result<()> {
+    let engine = engine_for(settings, &docs_dir(dir)?)?;
+    let snap = engine.index.snapshot();
+    let rel = ragdown_server::paths::normalize(path).map_err(|e| anyhow::anyhow!(e.message))?;
+    if snap.document_by_path(&rel).is_none() {
+        bail!("{path} is not an indexed document of {}", dir.display());
+    }
+    if ragdown_index::walk::is_markdown_path(&rel) {
+        documents::delete(&engine, &rel, false, None).map_err(|e| anyhow::anyhow!(e.message))?;
+    } else {
+        // A converted document: the same sandbox as every tool path, then the file goes.
+        let (_, abs) = ragdown_server::paths::document(&engine.root(), &rel)
+            .map_err(|e| anyhow::anyhow!(e.message))?;
+        std::fs::remove_file(&abs).with_context(|| format!("deleting {rel}"))?;
+        engine.sync().map_err(|e| anyhow::anyhow!(e.message))?;
+    }
+    if as_json {
+        println!("{}", json!({ "deleted": rel }));
+    } else {
+        println!("deleted {rel}");
+    }
+    Ok(())
+}

@@ -227,6 +227,16 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
     Ok(())
 }
 
+/// The name a docs dir is served under: its directory name.
+pub fn folder_name(index: &Index) -> String {
+    index
+        .settings()
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "docs".into())
+}
+
 /// `ragdown stdio`: opens the index of `RAGDOWN_DOCS_DIR`, syncs it in the background (searches
 /// answer from what is indexed meanwhile) and serves MCP on stdin/stdout.
 pub fn stdio(settings: &Settings) -> Result<()> {
@@ -234,14 +244,8 @@ pub fn stdio(settings: &Settings) -> Result<()> {
         "RAGDOWN_DOCS_DIR is not set: point it at the directory of Markdown files to serve",
     )?;
     let Opened { index, primary } = open_index(settings, &dir)?;
-    let name = index
-        .settings()
-        .root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "docs".into());
     let engine = Arc::new(ragdown_server::Engine::new(
-        name,
+        folder_name(&index),
         index,
         settings.server.clone(),
     ));

@@ -11,7 +11,7 @@ use ragdown_server::Engine;
 use ragdown_server::documents::{self, LineRange, ListArgs};
 use serde_json::{Value, json};
 
-use crate::commands::{Opened, open_index, sync_dir};
+use crate::commands::{Opened, folder_name, open_index, sync_dir};
 use crate::settings::{Settings, docs_dir};
 
 /// The docs dirs a command works on: those given (`DIR` and repeated `--docs-dir`), else
@@ -194,13 +194,11 @@ fn engine_for(settings: &Settings, dir: &Path) -> Result<Arc<Engine>> {
     if primary.is_some() {
         crate::progress::sync_with_bar(&index)?;
     }
-    let name = index
-        .settings()
-        .root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "docs".into());
-    Ok(Arc::new(Engine::new(name, index, settings.server.clone())))
+    Ok(Arc::new(Engine::new(
+        folder_name(&index),
+        index,
+        settings.server.clone(),
+    )))
 }
 
 /// `ragdown list`: the indexed documents of every root.

@@ -1,0 +1,54 @@
+//! Regression tests from fuzzing (fuzz/README.md): every input that made a converter panic or
+//! hang under cargo-fuzz is kept in tests/crashers/<format>/, and converting it must now give
+//! Markdown or an error — a converter's panic is contained, nothing hangs past the limit.
+
+use std::time::{Duration, Instant};
+
+use ragdown_convert::{Format, Limits, convert_with};
+
+fn check(dir: &str, format: Format) -> usize {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/crashers")
+        .join(dir);
+    let Ok(entries) = std::fs::read_dir(&path) else {
+        return 0;
+    };
+    let limits = Limits {
+        timeout: Duration::from_secs(10),
+        ..Limits::default()
+    };
+    let mut n = 0;
+    for entry in entries {
+        let file = entry.unwrap().path();
+        let bytes = std::fs::read(&file).unwrap();
+        let started = Instant::now();
+        let outcome = convert_with(format, &bytes, &limits);
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{} ran past the limit",
+            file.display()
+        );
+        eprintln!(
+            "{}: {:?}",
+            file.display(),
+            outcome.as_ref().map(|m| m.len())
+        );
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn pdf_crashers_are_contained() {
+    assert!(check("pdf", Format::Pdf) > 0, "the PDF crashers are kept");
+}
+
+#[test]
+fn docx_crashers_are_contained() {
+    check("docx", Format::Docx);
+}
+
+#[test]
+fn html_crashers_are_contained() {
+    check("html", Format::Html);
+}

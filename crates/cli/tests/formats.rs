@@ -34,6 +34,7 @@ fn corpus(docs: &Path) {
     let pdf = fixtures::handbook_pdf();
     std::fs::write(docs.join("truncated.pdf"), &pdf[..pdf.len() / 3]).unwrap();
     std::fs::write(docs.join("broken.docx"), b"PK not really a zip").unwrap();
+    std::fs::write(docs.join("locked.pdf"), fixtures::encrypted_pdf("secret")).unwrap();
     std::fs::write(docs.join("scan.pdf"), fixtures::make_pdf(&[vec![]], &[])).unwrap();
 }
 
@@ -78,6 +79,7 @@ fn questions_answered_inside_pdf_docx_html_find_them() {
         ("truncated.pdf", "not a valid PDF"),
         ("broken.docx", "not a valid DOCX"),
         ("scan.pdf", "holds no text"),
+        ("locked.pdf", "encrypted"),
     ] {
         let line = stdout
             .lines()

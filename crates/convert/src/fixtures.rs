@@ -206,3 +206,25 @@ systemctl reload haproxy</code></pre>
 </article>
 <footer>Copyright 2026 Example Corp. Privacy. Terms. Cookies.</footer>
 </body></html>"#;
+
+/// The handbook PDF, encrypted (RC4 128) with `user_password` ("" opens without one).
+pub fn encrypted_pdf(user_password: &str) -> Vec<u8> {
+    let mut doc = Document::load_mem(&handbook_pdf()).unwrap();
+    let id = Object::String(
+        b"ragdown-fixture!".to_vec(),
+        pdf_extract::StringFormat::Literal,
+    );
+    doc.trailer.set("ID", vec![id.clone(), id]);
+    let version = pdf_extract::EncryptionVersion::V2 {
+        document: &doc,
+        owner_password: "owner-secret",
+        user_password,
+        key_length: 128,
+        permissions: pdf_extract::Permissions::all(),
+    };
+    let state = pdf_extract::EncryptionState::try_from(version).unwrap();
+    doc.encrypt(&state).unwrap();
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}

@@ -128,14 +128,28 @@ pub fn to_markdown(bytes: &[u8]) -> Result<String, ConvertError> {
                 .push((entry.level, title));
         }
     }
-    let pages = match pdf_extract::extract_text_from_mem_by_pages(bytes) {
-        Ok(p) => p,
-        // pdf-extract opens files encrypted with an empty password; others fail here.
-        Err(_) if encrypted => return Err(ConvertError::Encrypted),
-        Err(e) => return Err(malformed(e)),
-    };
+    // lopdf opens a file encrypted with an empty user password on load; one that needs a
+    // real password yields no readable text (or an error) here.
+    let page_count = doc.get_pages().len();
+    let mut pages = Vec::with_capacity(page_count);
+    for number in 1..=page_count {
+        let mut text = String::new();
+        {
+            let mut output = pdf_extract::PlainTextOutput::new(&mut text);
+            match pdf_extract::output_doc_page(&doc, &mut output, number as u32) {
+                Ok(()) => {}
+                Err(_) if encrypted => return Err(ConvertError::Encrypted),
+                Err(e) => return Err(malformed(e)),
+            }
+        }
+        pages.push(text);
+    }
     if pages.iter().all(|p| p.trim().is_empty()) {
-        return Err(ConvertError::NoText);
+        return Err(if encrypted {
+            ConvertError::Encrypted
+        } else {
+            ConvertError::NoText
+        });
     }
     let page_level = if deepest == 0 {
         2

@@ -197,3 +197,13 @@ fn formats_by_extension() {
     assert_eq!(Format::from_path("x.md"), None);
     assert_eq!(Format::from_path("x.doc"), None);
 }
+
+#[test]
+fn encrypted_pdfs_open_only_without_a_password() {
+    assert_eq!(
+        convert(Format::Pdf, &encrypted_pdf("secret")),
+        Err(ConvertError::Encrypted)
+    );
+    let open = convert(Format::Pdf, &encrypted_pdf("")).unwrap();
+    assert!(open.contains("signing keys"), "{open}");
+}

@@ -121,7 +121,8 @@ fn main() {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RAGDOWN_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // html5ever warns about every odd namespace in a converted page: noise.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,html5ever=error")),
         )
         .init();
     if let Err(e) = run(Cli::parse()) {

@@ -83,7 +83,7 @@ pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError
             }
         }
     };
-    let body = unescape_periods(body.trim());
+    let body = drop_empty_links(&unescape_periods(body.trim()));
     let body = body.trim();
     if body.is_empty() {
         return Err(ConvertError::NoText);
@@ -98,6 +98,18 @@ pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError
     } else {
         format!("# {title}\n\n{body}\n")
     })
+}
+
+/// Links with no words — documentation generators' `¶` permalinks, icon-font glyphs — carry nothing
+/// to search and clutter headings (`## Synopsis[](#synopsis "Permalink")`).
+fn drop_empty_links(md: &str) -> String {
+    static EMPTY_LINK: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"\[[^\]\w]*\]\([^)\s]*(?:\s+"[^"]*")?\)"#).ok()
+    });
+    match EMPTY_LINK.as_ref() {
+        Some(re) => re.replace_all(md, "").into_owned(),
+        None => md.to_string(),
+    }
 }
 
 /// dom_smoothie escapes every `.` (`morning\.`); outside code the escape only guards against
@@ -121,6 +133,16 @@ fn unescape_periods(md: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_links_go() {
+        assert_eq!(
+            drop_empty_links(
+                "## Synopsis[\u{f0c1}](#synopsis \"Permalink to this heading\")\nsee [x](y)[](#z)[¶](#a)"
+            ),
+            "## Synopsis\nsee [x](y)"
+        );
+    }
 
     #[test]
     fn depth_counts_nesting_not_siblings() {

@@ -88,6 +88,8 @@ pub struct Folders {
     pub query_log: Arc<QueryLog>,
     open_with: RwLock<OpenWith>,
     open: Mutex<BTreeMap<String, Arc<Folder>>>,
+    /// Folders that failed to open, so the once-a-second refresh logs each failure once.
+    failed: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A folder name the web UI and agents may create or rename to.
@@ -125,6 +127,7 @@ impl Folders {
             query_log,
             open_with: RwLock::new(open_with),
             open: Mutex::new(BTreeMap::new()),
+            failed: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -238,9 +241,19 @@ impl Folders {
             }
             match self.open_folder(&name) {
                 Ok(folder) => {
+                    if let Ok(mut failed) = self.failed.lock() {
+                        failed.remove(&name);
+                    }
                     open.insert(name, folder);
                 }
-                Err(e) => tracing::error!("folder {name} could not be opened: {e}"),
+                Err(e) => {
+                    let first = self.failed.lock().is_ok_and(|mut f| f.insert(name.clone()));
+                    if first {
+                        tracing::error!(
+                            "folder {name} could not be opened (retried every second): {e}"
+                        );
+                    }
+                }
             }
         }
         Ok(())

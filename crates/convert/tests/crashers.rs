@@ -1,5 +1,6 @@
 //! Regression tests from fuzzing (fuzz/README.md): every input that made a converter panic or
-//! hang under cargo-fuzz is kept in tests/crashers/<format>/, and converting it must now give
+//! hang under cargo-fuzz is kept in tests/crashers/<format>/ (for DOCX and HTML, where ten
+//! minutes found none, a dozen of the odd inputs it built instead), and converting each must give
 //! Markdown or an error — a converter's panic is contained, nothing hangs past the limit.
 
 use std::time::{Duration, Instant};
@@ -44,11 +45,11 @@ fn pdf_crashers_are_contained() {
 }
 
 #[test]
-fn docx_crashers_are_contained() {
-    check("docx", Format::Docx);
+fn docx_fuzz_inputs_are_contained() {
+    assert!(check("docx", Format::Docx) > 0, "the DOCX inputs are kept");
 }
 
 #[test]
-fn html_crashers_are_contained() {
-    check("html", Format::Html);
+fn html_fuzz_inputs_are_contained() {
+    assert!(check("html", Format::Html) > 0, "the HTML inputs are kept");
 }

@@ -243,31 +243,55 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     let dir = settings.docs_dir.clone().context(
         "RAGDOWN_DOCS_DIR is not set: point it at the directory of Markdown files to serve",
     )?;
-    let Opened { index, primary } = open_index(settings, &dir)?;
-    let engine = Arc::new(ragdown_server::Engine::new(
-        folder_name(&index),
-        index,
+    // The index opens (and the model loads, perhaps downloading) while MCP already answers:
+    // a client's start-up timeout never waits for a download.
+    let root = docs_dir(&dir)?;
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "docs".into());
+    let pending = Arc::new(ragdown_server::pending::PendingEngine::new(
+        name,
         settings.server.clone(),
+        Duration::from_secs(60),
     ));
     let duties: SharedDuties = Arc::new(Mutex::new(None));
-    match primary {
-        Some(lock) => {
-            *duties.lock().map_err(|_| anyhow::anyhow!("poisoned"))? =
-                Some(PrimaryDuties::start(&engine, lock, settings.watch));
-        }
-        None => primary::watch_for_takeover(
-            engine.clone(),
-            duties.clone(),
-            settings.watch,
-            settings.takeover_every,
-        ),
+    {
+        let (pending, duties, settings) = (pending.clone(), duties.clone(), settings.clone());
+        std::thread::spawn(move || match open_index(&settings, &root) {
+            Ok(Opened { index, primary }) => {
+                let engine = Arc::new(ragdown_server::Engine::new(
+                    folder_name(&index),
+                    index,
+                    settings.server.clone(),
+                ));
+                match primary {
+                    Some(lock) => {
+                        if let Ok(mut d) = duties.lock() {
+                            *d = Some(PrimaryDuties::start(&engine, lock, settings.watch));
+                        }
+                    }
+                    None => primary::watch_for_takeover(
+                        engine.clone(),
+                        duties.clone(),
+                        settings.watch,
+                        settings.takeover_every,
+                    ),
+                }
+                pending.ready(engine);
+            }
+            Err(e) => {
+                tracing::error!("ragdown could not start its index: {e:#}");
+                pending.failed(format!("{e:#}"));
+            }
+        });
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
     let served = runtime
-        .block_on(ragdown_server::mcp::serve_stdio(engine))
+        .block_on(ragdown_server::mcp::serve_stdio(pending))
         .map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"));
     if let Ok(mut d) = duties.lock() {
         d.take();

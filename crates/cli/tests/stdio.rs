@@ -963,3 +963,44 @@ async fn read_doc_widens_a_hit_by_whole_sections() {
         .await;
     assert!(after.starts_with("ops/backups.md:1-8 of 8"), "{after}");
 }
+
+/// `initialize` and `tools/list` answer while the model is still loading (here: an embedding
+/// endpoint that never answers), and a model that cannot load is a tool error saying why.
+#[tokio::test]
+async fn mcp_answers_before_the_model_has_loaded() {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    fixture(docs.path());
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let spawn = |url: String| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
+        cmd.arg("stdio")
+            .env("RAGDOWN_DOCS_DIR", docs.path())
+            .env("RAGDOWN_DATA_DIR", data.path())
+            .env("RAGDOWN_EMBEDDER", "openai:stalled")
+            .env("RAGDOWN_EMBEDDING_URL", url)
+            .stderr(std::process::Stdio::null());
+        cmd
+    };
+    let started = std::time::Instant::now();
+    let url = format!("http://{}/v1", stalled.local_addr().unwrap());
+    let client = ().serve(TokioChildProcess::new(spawn(url)).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 13);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "answered without waiting for the model"
+    );
+    client.cancel().await.unwrap();
+
+    // Nothing listens on port 9: the model cannot load, and a call says so.
+    let client =
+        ().serve(TokioChildProcess::new(spawn("http://127.0.0.1:9/v1".into())).unwrap())
+            .await
+            .unwrap();
+    let (err, text) =
+        common::call_tool(&client, "ragdown_recall", json!({"query": "backups"})).await;
+    assert!(err && text.contains("could not start its index"), "{text}");
+    client.cancel().await.unwrap();
+    drop(stalled);
+}

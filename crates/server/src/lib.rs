@@ -12,6 +12,7 @@ pub mod folder_config;
 pub mod format;
 pub mod mcp;
 pub mod paths;
+pub mod pending;
 pub mod primary;
 pub mod query_log;
 pub mod tools;

@@ -126,13 +126,11 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Serves `engine` over stdin/stdout until the client disconnects.
+/// Serves `host` over stdin/stdout until the client disconnects.
 pub async fn serve_stdio(
-    engine: Arc<Engine>,
+    host: Arc<dyn ToolHost>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = McpServer::new(engine)
-        .serve(rmcp::transport::stdio())
-        .await?;
+    let service = McpServer::new(host).serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use ragdown_index::lock::{self, PrimaryLock};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::{Hit, SearchOptions};
-use ragdown_server::primary::{self, PrimaryDuties, SharedDuties, answer_forwarded_syncs};
+use ragdown_server::primary::{self, SharedDuties, answer_forwarded_syncs};
 use serde_json::json;
 
 use crate::progress::{DownloadBar, sync_with_bar};
@@ -265,19 +265,13 @@ pub fn stdio(settings: &Settings) -> Result<()> {
                     index,
                     settings.server.clone(),
                 ));
-                match primary {
-                    Some(lock) => {
-                        if let Ok(mut d) = duties.lock() {
-                            *d = Some(PrimaryDuties::start(&engine, lock, settings.watch));
-                        }
-                    }
-                    None => primary::watch_for_takeover(
-                        engine.clone(),
-                        duties.clone(),
-                        settings.watch,
-                        settings.takeover_every,
-                    ),
-                }
+                primary::take_role(
+                    &engine,
+                    primary,
+                    &duties,
+                    settings.watch,
+                    settings.takeover_every,
+                );
                 pending.ready(engine);
             }
             Err(e) => {

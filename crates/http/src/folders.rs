@@ -15,7 +15,7 @@ use ragdown_embed::Embedder;
 use ragdown_index::walk::{is_markdown_path, is_skipped_name};
 use ragdown_index::{Index, IndexSettings, lock};
 use ragdown_server::folder_config::FolderConfig;
-use ragdown_server::primary::{self, PrimaryDuties, SharedDuties};
+use ragdown_server::primary::{self, SharedDuties};
 use ragdown_server::query_log::QueryLog;
 use ragdown_server::{Engine, SharedSettings, ToolError};
 
@@ -200,20 +200,10 @@ impl Folders {
         engine.query_log = Some(self.query_log.clone());
         let engine = Arc::new(engine);
         let duties: SharedDuties = Arc::new(Mutex::new(None));
-        match lock {
-            Some(lock) => {
-                primary::answer_forwarded_syncs(&engine.index, &lock);
-                if let Ok(mut d) = duties.lock() {
-                    *d = Some(PrimaryDuties::start(&engine, lock, open_with.watch));
-                }
-            }
-            None => primary::watch_for_takeover(
-                engine.clone(),
-                duties.clone(),
-                open_with.watch,
-                self.takeover_every,
-            ),
+        if let Some(lock) = &lock {
+            primary::answer_forwarded_syncs(&engine.index, lock);
         }
+        primary::take_role(&engine, lock, &duties, open_with.watch, self.takeover_every);
         tracing::info!("folder {name} opened");
         Ok(Arc::new(Folder {
             name: name.to_string(),

@@ -99,3 +99,23 @@ pub fn watch_for_takeover(engine: Arc<Engine>, duties: SharedDuties, watch: bool
         }
     });
 }
+
+/// Takes on the role this process has for `engine`'s index: with the lock, the primary's
+/// duties (the caller has already started answering forwarded syncs); without it, a reader
+/// watching for the chance to take over.
+pub fn take_role(
+    engine: &Arc<Engine>,
+    lock: Option<PrimaryLock>,
+    duties: &SharedDuties,
+    watch: bool,
+    takeover_every: Duration,
+) {
+    match lock {
+        Some(lock) => {
+            if let Ok(mut d) = duties.lock() {
+                *d = Some(PrimaryDuties::start(engine, lock, watch));
+            }
+        }
+        None => watch_for_takeover(engine.clone(), duties.clone(), watch, takeover_every),
+    }
+}

@@ -186,7 +186,8 @@ pub fn parse(file_name: &str, text: &str) -> Document {
         // A document with no text still gets one chunk, or it would look new on every sync.
         let body = lines[body_first_line.min(lines.len())..].join("\n");
         let body = body.trim();
-        let line_start = body_first_line + 1;
+        // Inside the file even when nothing follows the frontmatter (`---\n---`).
+        let line_start = (body_first_line + 1).min(lines.len().max(1));
         chunks.push(Chunk {
             heading: String::new(),
             breadcrumb: title.clone(),
@@ -196,7 +197,7 @@ pub fn parse(file_name: &str, text: &str) -> Document {
                 body.to_string()
             },
             line_start,
-            line_end: line_start.max(lines.len()),
+            line_end: lines.len().max(line_start),
         });
     }
 

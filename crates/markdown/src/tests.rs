@@ -181,6 +181,21 @@ fn markdownish() -> impl Strategy<Value = String> {
     prop::collection::vec(line, 0..60).prop_map(|lines| lines.join("\n"))
 }
 
+#[test]
+fn empty_frontmatter_without_a_body_stays_inside_the_file() {
+    // Found by the property test below in a CI run.
+    for text in ["---\n---", "---\n---\n", "---\ntitle: x\n---"] {
+        let doc = parse("p.md", text);
+        for c in &doc.chunks {
+            assert!(
+                c.line_start >= 1 && c.line_start <= c.line_end,
+                "{text:?}: {c:?}"
+            );
+            assert!(c.line_end <= doc.total_lines.max(1), "{text:?}: {c:?}");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 

@@ -98,7 +98,7 @@ pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
     let (index, report) = sync_dir(settings, dir)?;
     let snap = index.snapshot();
     println!(
-        "indexed {} documents, {} chunks in {:.2} s: {} added, {} updated, {} removed, {} unchanged, {} chunks embedded",
+        "indexed {} documents, {} chunks in {:.2} s: {} added, {} updated, {} removed, {} unchanged, {} chunks and {} pieces embedded",
         snap.document_count(),
         snap.chunk_count(),
         report.elapsed.as_secs_f64(),
@@ -106,7 +106,8 @@ pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
         report.updated,
         report.removed,
         report.unchanged,
-        report.embedded
+        report.embedded,
+        report.embedded_pieces
     );
     for (path, reason) in &report.skipped {
         println!("skipped {path}: {reason}");

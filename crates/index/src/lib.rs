@@ -116,6 +116,7 @@ pub struct Index {
     status: SyncStatus,
     /// Chunks sent to the embedder since this index was opened (cache misses).
     embedded_chunks: AtomicU64,
+    embedded_pieces: AtomicU64,
     /// Why the index was rebuilt when opened, if it was.
     rebuilt_because: Option<String>,
     /// Whether this process writes the index (the primary) or only reads it.
@@ -127,7 +128,7 @@ pub struct Index {
 const RECORDS_FILE: &str = "records.sqlite";
 
 /// The meta values an index must carry to be read with `embedder`; any difference rebuilds.
-fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 4] {
+fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 5] {
     [
         ("embedder", embedder.id().to_string()),
         ("dim", embedder.dim().to_string()),
@@ -136,6 +137,10 @@ fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 4] {
             ragdown_markdown::CHUNKER_VERSION.to_string(),
         ),
         ("store_version", store::STORE_VERSION.to_string()),
+        (
+            "pieces_version",
+            ragdown_markdown::pieces::PIECES_VERSION.to_string(),
+        ),
     ]
 }
 
@@ -167,9 +172,12 @@ impl Index {
         let mut store = open_store(&settings.data_dir)?;
         let expected = expected_meta(embedder.as_ref());
         let mut rebuilt_because = None;
+        let mut same_embedder = true;
         for (key, want) in &expected {
             let have = store.meta(key)?;
             if have.as_deref() != Some(want.as_str()) {
+                // Keys are checked embedder and dim first: a later mismatch means both held.
+                same_embedder = !matches!(*key, "embedder" | "dim");
                 rebuilt_because = Some(match have {
                     None => "the index has no meta record".to_string(),
                     Some(have) => format!("the {key} changed from {have} to {want}"),
@@ -181,7 +189,9 @@ impl Index {
             if !store.documents()?.is_empty() {
                 tracing::warn!("rebuilding the index: {reason}");
             }
-            store.clear()?;
+            // Cached vectors stay right under the same embedder: a new chunker or layout then
+            // embeds only texts it has not seen.
+            store.clear(same_embedder)?;
             for (key, value) in &expected {
                 store.set_meta(key, value)?;
             }
@@ -229,6 +239,7 @@ impl Index {
             sync_lock: Mutex::new(()),
             status: SyncStatus::default(),
             embedded_chunks: AtomicU64::new(0),
+            embedded_pieces: AtomicU64::new(0),
             rebuilt_because,
             writable: AtomicBool::new(writable),
             loaded_generation: AtomicU64::new(generation),
@@ -299,6 +310,11 @@ impl Index {
         self.embedded_chunks.load(Ordering::Relaxed)
     }
 
+    /// Pieces of chunks embedded (cache misses) since the index was opened.
+    pub fn embedded_pieces(&self) -> u64 {
+        self.embedded_pieces.load(Ordering::Relaxed)
+    }
+
     /// BM25 top `limit` `(chunk id, score)` among documents `allowed` accepts.
     pub fn bm25_search(
         &self,
@@ -317,7 +333,7 @@ impl Index {
         }
         let _one_at_a_time = self.sync_lock.lock().map_err(|_| IndexError::Poisoned)?;
         let mut store = self.store()?;
-        store.clear()?;
+        store.clear(false)?;
         self.bm25.clear()?;
         self.bm25.commit(store.generation()?)?;
         self.publish(Arc::new(Snapshot::new(self.embedder.dim())));

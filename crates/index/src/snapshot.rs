@@ -25,10 +25,41 @@ pub struct ChunkRecord {
     pub text: String,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Segment {
     chunks: Vec<ChunkRecord>,
     vectors: Vec<f32>,
+    /// Piece vectors of every chunk, one after another; chunk `i`'s are the floats from
+    /// `piece_starts[i]` to `piece_starts[i + 1]`.
+    piece_vectors: Vec<f32>,
+    piece_starts: Vec<usize>,
+}
+
+impl Default for Segment {
+    fn default() -> Self {
+        Self {
+            chunks: Vec::new(),
+            vectors: Vec::new(),
+            piece_vectors: Vec::new(),
+            piece_starts: vec![0],
+        }
+    }
+}
+
+impl Segment {
+    fn push(&mut self, record: ChunkRecord, vector: &[f32], pieces: &[f32]) {
+        self.chunks.push(record);
+        self.vectors.extend_from_slice(vector);
+        self.piece_vectors.extend_from_slice(pieces);
+        self.piece_starts.push(self.piece_vectors.len());
+    }
+
+    fn pieces(&self, i: usize) -> &[f32] {
+        match (self.piece_starts.get(i), self.piece_starts.get(i + 1)) {
+            (Some(&start), Some(&end)) => &self.piece_vectors[start..end],
+            _ => &[],
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -95,8 +126,8 @@ impl Snapshot {
         self.documents.keys().copied().max().unwrap_or(0)
     }
 
-    /// A live chunk and its vector.
-    pub fn chunk(&self, id: i64) -> Option<(&ChunkRecord, &[f32])> {
+    /// The segment and position of a live chunk.
+    fn locate(&self, id: i64) -> Option<(&Segment, usize)> {
         if self.removed.contains(&id) {
             return None;
         }
@@ -105,10 +136,24 @@ impl Snapshot {
             .partition_point(|s| s.chunks.first().is_some_and(|c| c.id <= id));
         let segment = self.segments.get(seg_index.checked_sub(1)?)?;
         let i = segment.chunks.binary_search_by_key(&id, |c| c.id).ok()?;
+        Some((segment, i))
+    }
+
+    /// A live chunk and its vector.
+    pub fn chunk(&self, id: i64) -> Option<(&ChunkRecord, &[f32])> {
+        let (segment, i) = self.locate(id)?;
         Some((
             &segment.chunks[i],
             &segment.vectors[i * self.dim..(i + 1) * self.dim],
         ))
+    }
+
+    /// The vectors of a live chunk's pieces (none for a chunk of one block).
+    pub fn pieces(&self, id: i64) -> impl Iterator<Item = &[f32]> {
+        let dim = self.dim.max(1);
+        self.locate(id)
+            .map_or(&[][..], |(segment, i)| segment.pieces(i))
+            .chunks_exact(dim)
     }
 
     /// The chunks of one document in order.
@@ -161,8 +206,7 @@ impl Snapshot {
             .entry(c.record.document_id)
             .or_default()
             .push(c.record.id);
-        self.pending.vectors.extend_from_slice(&c.vector);
-        self.pending.chunks.push(c.record);
+        self.pending.push(c.record, &c.vector, &c.pieces);
     }
 
     /// Freezes chunks pushed since the last seal into a segment.
@@ -189,9 +233,13 @@ impl Snapshot {
             return;
         }
         let mut merged = Segment::default();
-        for (c, v) in self.chunks() {
-            merged.chunks.push(c.clone());
-            merged.vectors.extend_from_slice(v);
+        for segment in &self.segments {
+            for (i, c) in segment.chunks.iter().enumerate() {
+                if !self.removed.contains(&c.id) {
+                    let vector = &segment.vectors[i * self.dim..(i + 1) * self.dim];
+                    merged.push(c.clone(), vector, segment.pieces(i));
+                }
+            }
         }
         self.segments = if merged.chunks.is_empty() {
             Vec::new()

@@ -12,7 +12,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
 
 /// Bumped when the tables change shape; a mismatch rebuilds the index.
-pub const STORE_VERSION: u32 = 1;
+pub const STORE_VERSION: u32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,21 +45,31 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id);
 CREATE INDEX IF NOT EXISTS chunks_vector ON chunks(vector_key);
+CREATE TABLE IF NOT EXISTS pieces(
+    chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    vector_key BLOB NOT NULL,
+    PRIMARY KEY(chunk_id, ord)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS pieces_vector ON pieces(vector_key);
 CREATE TABLE IF NOT EXISTS vectors(key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, path TEXT NOT NULL);
 ";
 
-/// A chunk as stored, with its vector.
+/// A chunk as stored, with its vector and its pieces' vectors.
 #[derive(Debug, Clone)]
 pub struct StoredChunk {
     pub record: ChunkRecord,
     pub vector: Vec<f32>,
+    /// The vectors of its pieces (see `ragdown_markdown::pieces`), one after another.
+    pub pieces: Vec<f32>,
 }
 
-/// A chunk to write, its vector already in the cache under `vector_key`.
+/// A chunk to write, its vectors already in the cache under `vector_key` and `piece_keys`.
 pub struct NewChunk<'a> {
     pub chunk: &'a ragdown_markdown::Chunk,
     pub vector_key: [u8; 32],
+    pub piece_keys: &'a [[u8; 32]],
 }
 
 pub struct Store {
@@ -124,13 +134,19 @@ impl Store {
             .unwrap_or(0))
     }
 
-    /// Empties every table but meta (a rebuild).
-    pub fn clear(&mut self) -> Result<()> {
+    /// Empties every table but meta (a rebuild). The vector cache is kept when the embedder
+    /// is the same (its keys name the embedder, so its vectors stay right for any text).
+    pub fn clear(&mut self, keep_vectors: bool) -> Result<()> {
+        let vectors = if keep_vectors {
+            ""
+        } else {
+            "DELETE FROM vectors;"
+        };
         self.conn
-            .execute_batch(
-                "BEGIN; DELETE FROM chunks; DELETE FROM documents; DELETE FROM vectors;
-                 DELETE FROM journal; COMMIT;",
-            )
+            .execute_batch(&format!(
+                "BEGIN; DELETE FROM pieces; DELETE FROM chunks; DELETE FROM documents; {vectors}
+                 DELETE FROM journal; COMMIT;"
+            ))
             .map_err(sql)
     }
 
@@ -196,10 +212,35 @@ impl Store {
                         text: r.get(7)?,
                     },
                     vector: blob_to_vector(&r.get::<_, Vec<u8>>(8)?),
+                    pieces: Vec::new(),
                 })
             })
             .map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+        let mut chunks = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)?;
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT p.chunk_id, v.vector
+                 FROM pieces p JOIN chunks c ON c.id = p.chunk_id
+                     JOIN vectors v ON v.key = p.vector_key
+                 WHERE ?1 IS NULL OR c.document_id = ?1
+                 ORDER BY p.chunk_id, p.ord",
+            )
+            .map_err(sql)?;
+        let mut rows = stmt.query([document_id]).map_err(sql)?;
+        // Both lists are in chunk id order: walk them together.
+        let mut at = 0;
+        while let Some(row) = rows.next().map_err(sql)? {
+            let chunk_id: i64 = row.get(0).map_err(sql)?;
+            while chunks.get(at).is_some_and(|c| c.record.id < chunk_id) {
+                at += 1;
+            }
+            if let Some(c) = chunks.get_mut(at).filter(|c| c.record.id == chunk_id) {
+                c.pieces
+                    .extend(blob_to_vector(&row.get::<_, Vec<u8>>(1).map_err(sql)?));
+            }
+        }
+        Ok(chunks)
     }
 
     /// Cached vectors for `keys` (absent keys are simply missing from the answer).
@@ -282,6 +323,9 @@ impl Store {
             .map_err(sql)?;
         let mut ids = Vec::with_capacity(chunks.len());
         {
+            let mut piece_stmt = tx
+                .prepare_cached("INSERT INTO pieces(chunk_id, ord, vector_key) VALUES (?1, ?2, ?3)")
+                .map_err(sql)?;
             let mut stmt = tx
                 .prepare_cached(
                     "INSERT INTO chunks(document_id, ord, line_start, line_end, heading,
@@ -290,8 +334,8 @@ impl Store {
                 )
                 .map_err(sql)?;
             for (ord, c) in chunks.iter().enumerate() {
-                ids.push(
-                    stmt.query_row(
+                let chunk_id: i64 = stmt
+                    .query_row(
                         params![
                             id,
                             ord as i64,
@@ -304,8 +348,13 @@ impl Store {
                         ],
                         |r| r.get(0),
                     )
-                    .map_err(sql)?,
-                );
+                    .map_err(sql)?;
+                for (piece, key) in c.piece_keys.iter().enumerate() {
+                    piece_stmt
+                        .execute(params![chunk_id, piece as i64, &key[..]])
+                        .map_err(sql)?;
+                }
+                ids.push(chunk_id);
             }
         }
         tx.commit().map_err(sql)?;
@@ -355,7 +404,8 @@ impl Store {
     pub fn collect_unused_vectors(&self) -> Result<usize> {
         self.conn
             .execute(
-                "DELETE FROM vectors WHERE key NOT IN (SELECT vector_key FROM chunks)",
+                "DELETE FROM vectors WHERE key NOT IN (SELECT vector_key FROM chunks)
+                     AND key NOT IN (SELECT vector_key FROM pieces)",
                 [],
             )
             .map_err(sql)

@@ -35,6 +35,9 @@ pub struct SyncReport {
     pub unchanged: usize,
     /// Chunks sent to the embedder (vector cache misses).
     pub embedded: usize,
+    /// Pieces of chunks sent to the embedder (vector cache misses).
+    #[serde(default)]
+    pub embedded_pieces: usize,
     /// `(path, reason)` for files not indexed.
     pub skipped: Vec<(String, String)>,
     pub elapsed: Duration,
@@ -45,6 +48,8 @@ struct Prepared {
     record: DocumentRecord,
     chunks: Vec<Chunk>,
     keys: Vec<[u8; 32]>,
+    /// Per chunk, the cache key and text of each of its pieces.
+    pieces: Vec<Vec<([u8; 32], String)>>,
     is_new: bool,
 }
 
@@ -246,6 +251,16 @@ impl Index {
             .iter()
             .map(|c| vector_key(embedder_id, &c.search_text()))
             .collect();
+        let pieces = doc
+            .chunks
+            .iter()
+            .map(|c| {
+                ragdown_markdown::pieces::piece_texts(&doc.meta.title, &c.text)
+                    .into_iter()
+                    .map(|text| (vector_key(embedder_id, &text), text))
+                    .collect()
+            })
+            .collect();
         Ok(Outcome::Changed(Box::new(Prepared {
             record: DocumentRecord {
                 id: known.map_or(0, |k| k.id),
@@ -265,6 +280,7 @@ impl Index {
             },
             chunks: doc.chunks,
             keys,
+            pieces,
             is_new: known.is_none(),
         })))
     }
@@ -274,7 +290,21 @@ impl Index {
         if batch.is_empty() {
             return Ok(());
         }
-        let all_keys: Vec<[u8; 32]> = batch.iter().flat_map(|p| p.keys.iter().copied()).collect();
+        let piece_keys = |p: &Prepared| -> Vec<Vec<[u8; 32]>> {
+            p.pieces
+                .iter()
+                .map(|ps| ps.iter().map(|(k, _)| *k).collect())
+                .collect()
+        };
+        let all_keys: Vec<[u8; 32]> = batch
+            .iter()
+            .flat_map(|p| {
+                p.keys
+                    .iter()
+                    .chain(p.pieces.iter().flatten().map(|(k, _)| k))
+                    .copied()
+            })
+            .collect();
         let mut vectors = self.store()?.cached_vectors(&all_keys)?;
         let mut missing: Vec<([u8; 32], String)> = Vec::new();
         let mut queued: HashSet<[u8; 32]> = HashSet::new();
@@ -285,25 +315,40 @@ impl Index {
                 }
             }
         }
+        let missing_chunks = missing.len();
+        for p in &batch {
+            for (key, text) in p.pieces.iter().flatten() {
+                if !vectors.contains_key(key) && queued.insert(*key) {
+                    missing.push((*key, text.clone()));
+                }
+            }
+        }
         if !missing.is_empty() {
             let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
             let embedded = self.embedder.embed(&texts, TextKind::Document)?;
+            let missing_pieces = embedded.len().saturating_sub(missing_chunks);
             self.embedded_chunks
-                .fetch_add(embedded.len() as u64, Ordering::Relaxed);
-            run.report.embedded += embedded.len();
+                .fetch_add(missing_chunks as u64, Ordering::Relaxed);
+            self.embedded_pieces
+                .fetch_add(missing_pieces as u64, Ordering::Relaxed);
+            run.report.embedded += missing_chunks;
+            run.report.embedded_pieces += missing_pieces;
             let entries: Vec<([u8; 32], Vec<f32>)> =
                 missing.iter().map(|(k, _)| *k).zip(embedded).collect();
             self.store()?.put_vectors(&entries)?;
             vectors.extend(entries);
         }
         for p in batch {
+            let piece_keys = piece_keys(&p);
             let new_chunks: Vec<NewChunk<'_>> = p
                 .chunks
                 .iter()
                 .zip(&p.keys)
-                .map(|(chunk, key)| NewChunk {
+                .zip(&piece_keys)
+                .map(|((chunk, key), piece_keys)| NewChunk {
                     chunk,
                     vector_key: *key,
+                    piece_keys,
                 })
                 .collect();
             let (id, chunk_ids, _generation) =
@@ -319,8 +364,13 @@ impl Index {
                     .zip(&chunk_ids)
                     .map(|(c, id)| (*id, c.breadcrumb.as_str(), c.text.as_str())),
             )?;
-            for (ord, ((chunk, key), chunk_id)) in
-                p.chunks.into_iter().zip(&p.keys).zip(chunk_ids).enumerate()
+            for (ord, (((chunk, key), chunk_id), piece_keys)) in p
+                .chunks
+                .into_iter()
+                .zip(&p.keys)
+                .zip(chunk_ids)
+                .zip(&piece_keys)
+                .enumerate()
             {
                 run.working.push_chunk(StoredChunk {
                     record: ChunkRecord {
@@ -334,6 +384,12 @@ impl Index {
                         text: chunk.text,
                     },
                     vector: vectors.get(key).cloned().unwrap_or_default(),
+                    pieces: piece_keys
+                        .iter()
+                        .filter_map(|k| vectors.get(k))
+                        .flatten()
+                        .copied()
+                        .collect(),
                 });
             }
             run.working.put_document(record);

@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use ragdown_embed::TextKind;
 use ragdown_embed::hash::HashEmbedder;
 
 use super::*;
@@ -56,7 +57,84 @@ fn assert_snapshot_matches_records(index: &Index) {
     let stored = store.chunks(None).unwrap();
     let live: Vec<i64> = snap.chunks().map(|(c, _)| c.id).collect();
     assert_eq!(live, stored.iter().map(|c| c.record.id).collect::<Vec<_>>());
+    for c in &stored {
+        let (_, vector) = snap.chunk(c.record.id).unwrap();
+        assert_eq!(vector, &c.vector[..]);
+        let pieces: Vec<f32> = snap.pieces(c.record.id).flatten().copied().collect();
+        assert_eq!(pieces, c.pieces, "pieces of chunk {}", c.record.id);
+    }
     assert_eq!(snap.document_count(), store.documents().unwrap().len());
+}
+
+const SETTINGS_TABLE: &str = "# Svc\n\n## Settings\n\nKeys live in svc.yaml.\n\n\
+| Key | Default | Meaning |\n|---|---|---|\n| `retry_ms` | `2000` | Initial delay between retries |\n\
+| `port` | `9630` | Port the server binds to |\n\n## Owner\n\nThe platform team.\n";
+
+#[test]
+fn pieces_of_a_section_are_embedded_stored_and_reloaded() {
+    let f = Fixture::new();
+    f.write("svc.md", SETTINGS_TABLE);
+    let index = f.open();
+    let report = index.sync().unwrap();
+    // Two chunks; `Settings` has a paragraph and two table rows, `Owner` one paragraph.
+    assert_eq!((report.embedded, report.embedded_pieces), (2, 3));
+    let snap = index.snapshot();
+    let counts: Vec<(String, usize)> = snap
+        .chunks()
+        .map(|(c, _)| (c.heading.clone(), snap.pieces(c.id).count()))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![
+            ("Svc › Settings".to_string(), 3),
+            ("Svc › Owner".to_string(), 0)
+        ]
+    );
+    // Each piece vector is the embedder's vector of the piece text, in block order.
+    let settings = snap.chunks().next().unwrap().0.clone();
+    let texts = ragdown_markdown::pieces::piece_texts("Svc", &settings.text);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let want = index.embedder().embed(&refs, TextKind::Document).unwrap();
+    let got: Vec<Vec<f32>> = snap.pieces(settings.id).map(<[f32]>::to_vec).collect();
+    assert_eq!(got, want);
+    assert_snapshot_matches_records(&index);
+
+    // Editing one row embeds the chunk and that row's piece; the other pieces are cached.
+    f.write("svc.md", &SETTINGS_TABLE.replace("`9630`", "`9631`"));
+    let report = index.sync().unwrap();
+    assert_eq!((report.embedded, report.embedded_pieces), (1, 1));
+    assert_snapshot_matches_records(&index);
+    drop(index);
+    let index = f.open();
+    assert_eq!(index.snapshot().pieces(settings.id + 2).count(), 3);
+    assert_snapshot_matches_records(&index);
+}
+
+#[test]
+fn a_new_store_layout_rebuilds_but_keeps_the_vector_cache() {
+    let f = Fixture::new();
+    f.write("svc.md", SETTINGS_TABLE);
+    let index = f.open();
+    index.sync().unwrap();
+    index
+        .store()
+        .unwrap()
+        .set_meta("store_version", "0")
+        .unwrap();
+    drop(index);
+    let index = f.open();
+    assert!(
+        index
+            .rebuilt_because()
+            .is_some_and(|r| r.contains("store_version")),
+        "{:?}",
+        index.rebuilt_because()
+    );
+    let report = index.sync().unwrap();
+    assert_eq!(report.added, 1);
+    assert_eq!((report.embedded, report.embedded_pieces), (0, 0));
+    assert_eq!(index.snapshot().chunk_count(), 2);
+    assert_snapshot_matches_records(&index);
 }
 
 fn long_document(sections: usize, edited: Option<usize>) -> String {
@@ -264,6 +342,7 @@ fn a_bm25_index_behind_the_records_is_caught_up_from_the_journal() {
                 &[store::NewChunk {
                     chunk: &chunk,
                     vector_key: key,
+                    piece_keys: &[],
                 }],
             )
             .unwrap();

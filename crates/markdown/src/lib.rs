@@ -7,6 +7,7 @@
 mod chunk;
 pub mod frontmatter;
 pub mod links;
+pub mod pieces;
 mod scan;
 pub mod tags;
 

@@ -216,3 +216,35 @@ fn identifier_queries_lean_on_bm25() {
     .unwrap();
     assert_eq!(hits[0].path(), "cfg.md");
 }
+
+#[test]
+fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
+    let settings = "| Key | Meaning |\n|---|---|\n\
+        | `pool_size` | open database connections kept warm for bursts |\n\
+        | `retry_ms` | initial delay between retries |\n\
+        | `cdn_ttl_s` | cache lifetime of product images on edge nodes |\n\
+        | `flush_ms` | how often buffered writes reach the disk |\n\
+        | `port` | socket number the server binds to on startup |\n\
+        | `log_level` | verbosity of messages printed to standard output |";
+    let text = format!(
+        "---\naliases: [Ursa]\n---\n# Svc\n\n## Settings\n\n{settings}\n\n\
+         ## Retries\n\nRetries and their delay show on the dashboard.\n"
+    );
+    let (index, _d, _x) = index_of(&[("svc.md", &text), ("other.md", "# Other\n\nUnrelated.")]);
+    let rest = "what is the initial delay between retries for";
+    // The fixture must need the pieces: by whole-section cosine, `Retries` is closer.
+    let snap = index.snapshot();
+    let rest_vector = index.embedder().embed_query(rest).unwrap();
+    let whole: Vec<(String, f32)> = snap
+        .chunks()
+        .filter(|(c, _)| c.heading.starts_with("Svc › "))
+        .map(|(c, v)| (c.heading.clone(), dot(&rest_vector, v)))
+        .collect();
+    assert!(
+        whole[0].0.ends_with("Settings") && whole[0].1 < whole[1].1,
+        "{whole:?}"
+    );
+    let hits = search(&index, &format!("{rest} ursa"), &SearchOptions::default()).unwrap();
+    assert_eq!(hits[0].heading, "Svc › Settings", "{:?}", paths(&hits));
+    assert!(hits[0].sources.contains(&Source::Section));
+}

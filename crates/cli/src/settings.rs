@@ -104,6 +104,8 @@ impl Settings {
                 threads: number("RAGDOWN_THREADS", 0)?,
                 ort_library: var("ORT_DYLIB_PATH").map(PathBuf::from),
                 hub_endpoint: var("HF_ENDPOINT").unwrap_or_else(|| "https://huggingface.co".into()),
+                ort_endpoint: var("RAGDOWN_ORT_URL")
+                    .unwrap_or_else(|| ragdown_embed::runtime::DEFAULT_ORT_ENDPOINT.into()),
                 openai_url: var("RAGDOWN_EMBEDDING_URL")
                     .unwrap_or_else(|| "https://api.openai.com/v1".into()),
                 openai_key: var("RAGDOWN_EMBEDDING_API_KEY"),

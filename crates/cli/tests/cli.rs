@@ -7,8 +7,148 @@ fn ragdown(data: &std::path::Path) -> Command {
     let mut cmd = Command::cargo_bin("ragdown").unwrap();
     cmd.env("RAGDOWN_EMBEDDER", "hash")
         .env("RAGDOWN_DATA_DIR", data)
+        // Nothing may be downloaded from the internet in tests.
+        .env("RAGDOWN_ORT_URL", "http://127.0.0.1:9")
         .env_remove("RAGDOWN_LOG");
     cmd
+}
+
+/// Serves `body` at `path` (404 elsewhere) on a local port; returns the base URL and a
+/// counter of the requests answered with the body.
+fn serve_file(
+    path: String,
+    body: Vec<u8>,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = served.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut request = String::new();
+            let _ = reader.read_line(&mut request);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let found = request.split_whitespace().nth(1) == Some(path.as_str());
+            let (status, bytes): (&str, &[u8]) = if found {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                ("200 OK", &body)
+            } else {
+                ("404 Not Found", b"no such file")
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                bytes.len()
+            );
+            let _ = stream.write_all(bytes);
+        }
+    });
+    (base, served)
+}
+
+/// The real `onnxruntime` wheel kept by `scripts/fetch-test-model.sh`.
+fn onnxruntime_wheel() -> std::path::PathBuf {
+    std::path::PathBuf::from(std::env::var("RAGDOWN_TEST_ORT_WHEEL").expect(
+        "RAGDOWN_TEST_ORT_WHEEL is not set: run `scripts/fetch-test-model.sh .test-model` and source .test-model/env",
+    ))
+}
+
+/// A models folder holding the test model but no runtime.
+fn models_with_minilm() -> tempfile::TempDir {
+    let models = tempfile::tempdir().unwrap();
+    let real = std::path::PathBuf::from(std::env::var("RAGDOWN_MODELS").unwrap()).join("minilm");
+    std::os::unix::fs::symlink(real, models.path().join("minilm")).unwrap();
+    models
+}
+
+/// `ragdown` on MiniLM with no ONNX Runtime configured, downloading it from `ort_url`.
+fn minilm_without_runtime(
+    data: &std::path::Path,
+    models: &std::path::Path,
+    ort_url: &str,
+) -> Command {
+    let mut cmd = ragdown(data);
+    cmd.env("RAGDOWN_EMBEDDER", "minilm")
+        .env("RAGDOWN_MODELS", models)
+        .env("RAGDOWN_ORT_URL", ort_url)
+        .env_remove("ORT_DYLIB_PATH");
+    cmd
+}
+
+#[test]
+fn a_machine_without_onnx_runtime_downloads_it_once_checks_it_and_runs_on_it() {
+    let wheel = onnxruntime_wheel();
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    let (base, served) = serve_file(
+        format!("/packages/cp312/o/onnxruntime/{name}"),
+        std::fs::read(&wheel).unwrap(),
+    );
+    let docs = notes();
+    let data = tempfile::tempdir().unwrap();
+    let models = models_with_minilm();
+    let run = |args: &[&str]| {
+        let out = minilm_without_runtime(data.path(), models.path(), &base)
+            .args(args)
+            .arg(docs.path())
+            .args(if args[0] == "query" {
+                vec!["how do I restore a dump?"]
+            } else {
+                vec![]
+            })
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let stdout = run(&["index"]);
+    assert!(stdout.contains("indexed 2 documents"), "{stdout}");
+    let library = models.path().join("onnxruntime-1.32.0/libonnxruntime.so");
+    assert!(library.is_file());
+    // Only the library is kept, not the wheel.
+    assert_eq!(
+        std::fs::read_dir(library.parent().unwrap())
+            .unwrap()
+            .count(),
+        1
+    );
+    let stdout = run(&["query"]);
+    assert!(stdout.starts_with("[1] ops/backups.md:10-10"), "{stdout}");
+    assert_eq!(
+        served.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "downloaded once"
+    );
+}
+
+#[test]
+fn a_tampered_onnx_runtime_download_is_refused_with_what_to_do() {
+    let wheel = onnxruntime_wheel();
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    let mut bytes = std::fs::read(&wheel).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    let (base, served) = serve_file(format!("/packages/cp312/o/onnxruntime/{name}"), bytes);
+    let docs = notes();
+    let data = tempfile::tempdir().unwrap();
+    let models = models_with_minilm();
+    let out = minilm_without_runtime(data.path(), models.path(), &base)
+        .arg("index")
+        .arg(docs.path())
+        .assert()
+        .failure();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("checksum mismatch"), "{stderr}");
+    assert!(stderr.contains("ORT_DYLIB_PATH"), "{stderr}");
+    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let kept = std::fs::read_dir(models.path().join("onnxruntime-1.32.0"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(kept, 0, "nothing half-downloaded is left");
 }
 
 fn notes() -> tempfile::TempDir {

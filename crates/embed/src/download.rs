@@ -56,8 +56,19 @@ pub fn ensure_preset(
     Ok(dir)
 }
 
-/// Downloads `url` to `target` atomically.
+/// Downloads `url` to `target` atomically, checked against the SHA-256 the server sends.
 pub fn download(url: &str, target: &Path, progress: &dyn Progress) -> Result<()> {
+    download_checked(url, target, None, progress)
+}
+
+/// Downloads `url` to `target` atomically, checked against `pinned` when given, else against
+/// the SHA-256 the server sends (if any).
+pub fn download_checked(
+    url: &str,
+    target: &Path,
+    pinned: Option<String>,
+    progress: &dyn Progress,
+) -> Result<()> {
     let fail = |reason: String| EmbedError::Download {
         url: url.to_string(),
         reason,
@@ -67,15 +78,7 @@ pub fn download(url: &str, target: &Path, progress: &dyn Progress) -> Result<()>
         source,
     };
     let mut response = ureq::get(url).call().map_err(|e| fail(e.to_string()))?;
-    // The hub sends the SHA-256 of LFS files as the (linked) ETag.
-    let expected = ["x-linked-etag", "etag"].iter().find_map(|name| {
-        let value = response.headers().get(*name)?.to_str().ok()?;
-        let hex = value
-            .trim_start_matches("W/")
-            .trim_matches('"')
-            .to_ascii_lowercase();
-        (hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit())).then_some(hex)
-    });
+    let expected = pinned.or_else(|| server_checksum(&response));
     let total = response
         .headers()
         .get("content-length")
@@ -114,15 +117,27 @@ pub fn download(url: &str, target: &Path, progress: &dyn Progress) -> Result<()>
     fs::rename(&part, target).map_err(io)
 }
 
+/// The hub sends the SHA-256 of LFS files as the (linked) ETag.
+fn server_checksum(response: &ureq::http::Response<ureq::Body>) -> Option<String> {
+    ["x-linked-etag", "etag"].iter().find_map(|name| {
+        let value = response.headers().get(*name)?.to_str().ok()?;
+        let hex = value
+            .trim_start_matches("W/")
+            .trim_matches('"')
+            .to_ascii_lowercase();
+        (hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit())).then_some(hex)
+    })
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::BufRead;
     use std::net::TcpListener;
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Serves `body` for every request on a local port, with `etag` when given.
-    fn serve(body: &'static [u8], etag: Option<String>, requests: usize) -> String {
+    pub(crate) fn serve(body: &'static [u8], etag: Option<String>, requests: usize) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         std::thread::spawn(move || {

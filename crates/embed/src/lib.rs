@@ -1,7 +1,8 @@
 //! Embedders: turning texts into unit-length vectors. The [`Embedder`] trait, with three
 //! implementations — ONNX Runtime for local models ([`onnx`]), any OpenAI-compatible
 //! `/embeddings` endpoint ([`openai`]) and feature hashing for fast unit tests ([`hash`]) — plus
-//! the model presets and their first-start download ([`preset`], [`download`]).
+//! the model presets and their first-start download ([`preset`], [`download`]), and finding
+//! or fetching the ONNX Runtime library ([`runtime`]).
 //!
 //! Knows nothing of documents, chunks or storage: it receives strings and returns vectors.
 
@@ -10,6 +11,7 @@ pub mod hash;
 pub mod onnx;
 pub mod openai;
 pub mod preset;
+pub mod runtime;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -92,6 +94,16 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// The ONNX Runtime library: configured, installed, or downloaded once into the models folder.
+fn onnx_runtime(settings: &EmbedderSettings, progress: &dyn download::Progress) -> Result<PathBuf> {
+    runtime::locate_or_download(
+        settings.ort_library.as_deref(),
+        &settings.models_dir,
+        &settings.ort_endpoint,
+        progress,
+    )
+}
+
 /// Loads the embedder `settings` names, downloading a preset's model on first use.
 pub fn load(
     settings: &EmbedderSettings,
@@ -105,17 +117,23 @@ pub fn load(
             settings.openai_key.as_deref(),
         )?)),
         preset::Choice::Local(preset) => {
+            let library = onnx_runtime(settings, progress)?;
             let dir = download::ensure_preset(
                 &preset,
                 &settings.models_dir,
                 &settings.hub_endpoint,
                 progress,
             )?;
-            Ok(Arc::new(onnx::OnnxEmbedder::load(&dir, &preset, settings)?))
+            Ok(Arc::new(onnx::OnnxEmbedder::load(
+                &dir, &preset, settings, &library,
+            )?))
         }
         preset::Choice::Directory(dir) => {
+            let library = onnx_runtime(settings, progress)?;
             let preset = Preset::for_directory(&dir);
-            Ok(Arc::new(onnx::OnnxEmbedder::load(&dir, &preset, settings)?))
+            Ok(Arc::new(onnx::OnnxEmbedder::load(
+                &dir, &preset, settings, &library,
+            )?))
         }
     }
 }

@@ -2,7 +2,7 @@
 //! downloaded at build time), texts are tokenized, sorted by token length and run in batches
 //! of [`BATCH`] padded to the longest in the batch, then pooled and L2-normalised.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
 use ort::session::Session;
@@ -19,45 +19,11 @@ pub const BATCH: usize = 16;
 static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, EmbedError>> =
     OnceLock::new();
 
-/// Where the ONNX Runtime library is looked for when `ORT_DYLIB_PATH` is not set.
-fn candidate_libraries() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(dir) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(Path::to_path_buf))
-    {
-        out.push(dir.join("libonnxruntime.so"));
-        out.push(dir.join("lib").join("libonnxruntime.so"));
-    }
-    for dir in [
-        "/usr/local/lib",
-        "/usr/lib",
-        "/usr/lib/x86_64-linux-gnu",
-        "/usr/lib/aarch64-linux-gnu",
-    ] {
-        out.push(Path::new(dir).join("libonnxruntime.so"));
-    }
-    out
-}
-
-/// Loads ONNX Runtime once per process.
-pub fn ensure_runtime(configured: Option<&Path>) -> Result<&'static ort::environment::Environment> {
+/// Loads the ONNX Runtime library at `path` once per process (the first path wins: a
+/// process cannot hold two runtimes).
+pub fn ensure_runtime(path: &Path) -> Result<&'static ort::environment::Environment> {
     let outcome = RUNTIME.get_or_init(|| {
-        let path = match configured {
-            Some(p) if p.is_file() => p.to_path_buf(),
-            Some(p) => {
-                return Err(EmbedError::RuntimeMissing(format!(
-                    "ORT_DYLIB_PATH={} is not a file",
-                    p.display()
-                )));
-            }
-            None => candidate_libraries()
-                .into_iter()
-                .find(|p| p.is_file())
-                .ok_or_else(|| {
-                    EmbedError::RuntimeMissing("ORT_DYLIB_PATH is not set and no libonnxruntime.so was found next to the binary or in /usr/lib".into())
-                })?,
-        };
+        let path = path.to_path_buf();
         let load_error = |reason: String| EmbedError::RuntimeLoad {
             path: path.clone(),
             reason,
@@ -92,9 +58,14 @@ pub struct OnnxEmbedder {
 }
 
 impl OnnxEmbedder {
-    /// Loads `model.onnx` and `tokenizer.json` from `dir`.
-    pub fn load(dir: &Path, preset: &Preset, settings: &EmbedderSettings) -> Result<Self> {
-        let environment = ensure_runtime(settings.ort_library.as_deref())?;
+    /// Loads `model.onnx` and `tokenizer.json` from `dir` on the runtime at `library`.
+    pub fn load(
+        dir: &Path,
+        preset: &Preset,
+        settings: &EmbedderSettings,
+        library: &Path,
+    ) -> Result<Self> {
+        let environment = ensure_runtime(library)?;
         let model = dir.join("model.onnx");
         let tokenizer_path = dir.join("tokenizer.json");
         for file in [&model, &tokenizer_path] {

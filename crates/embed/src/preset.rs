@@ -166,6 +166,9 @@ pub struct EmbedderSettings {
     pub ort_library: Option<PathBuf>,
     /// Where presets are downloaded from (`HF_ENDPOINT`, default `https://huggingface.co`).
     pub hub_endpoint: String,
+    /// Where ONNX Runtime is downloaded from when none is installed (`RAGDOWN_ORT_URL`,
+    /// default [`crate::runtime::DEFAULT_ORT_ENDPOINT`]).
+    pub ort_endpoint: String,
     /// `RAGDOWN_EMBEDDING_URL`.
     pub openai_url: String,
     /// `RAGDOWN_EMBEDDING_API_KEY`.

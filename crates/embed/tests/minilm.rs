@@ -18,6 +18,7 @@ fn settings() -> EmbedderSettings {
         ort_library: Some(PathBuf::from(var("ORT_DYLIB_PATH"))),
         // Nothing may be downloaded in tests: an unreachable hub makes a missing file an error.
         hub_endpoint: "http://127.0.0.1:9".into(),
+        ort_endpoint: "http://127.0.0.1:9".into(),
         openai_url: String::new(),
         openai_key: None,
     }
@@ -62,7 +63,12 @@ fn a_missing_runtime_library_names_the_variable() {
     s.ort_library = Some(PathBuf::from("/nonexistent/libonnxruntime.so"));
     // The runtime may already be loaded in this process by another test; only check the
     // message when loading actually had to happen.
-    if let Err(e) = ragdown_embed::onnx::ensure_runtime(s.ort_library.as_deref()) {
+    if let Err(e) = ragdown_embed::runtime::locate_or_download(
+        s.ort_library.as_deref(),
+        &s.models_dir,
+        &s.ort_endpoint,
+        &Silent,
+    ) {
         assert!(e.to_string().contains("ORT_DYLIB_PATH"), "{e}");
     }
 }

@@ -35,6 +35,7 @@ fn settings() -> EmbedderSettings {
         threads: 0,
         ort_library: Some(PathBuf::from(var("ORT_DYLIB_PATH"))),
         hub_endpoint: "http://127.0.0.1:9".into(),
+        ort_endpoint: "http://127.0.0.1:9".into(),
         openai_url: String::new(),
         openai_key: None,
     }

@@ -448,6 +448,14 @@ async fn list_folders(State(state): State<AppState>) -> ApiResult<Response> {
     .await
 }
 
+/// The folder settings (`.ragdown.json` keys) a request body carries.
+fn folder_settings_patch(body: &Map<String, Value>) -> Map<String, Value> {
+    ["title", "mcp", "hook"]
+        .into_iter()
+        .filter_map(|key| Some((key.to_string(), body.get(key)?.clone())))
+        .collect()
+}
+
 async fn create_folder(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
     check_writable(&state)?;
     let body = body_object(&body)?;
@@ -456,12 +464,7 @@ async fn create_folder(State(state): State<AppState>, body: Bytes) -> ApiResult<
         .ok_or_else(|| ApiError::bad_request("name is missing: the folder's directory name"))?;
     blocking(move || {
         let mut config = FolderConfig::default();
-        let mut patch = Map::new();
-        for key in ["title", "mcp", "hook"] {
-            if let Some(v) = body.get(key) {
-                patch.insert(key.into(), v.clone());
-            }
-        }
+        let patch = folder_settings_patch(&body);
         config.apply_patch(&patch)?;
         let folder = folders.create(&name, &config)?;
         Ok((
@@ -484,12 +487,7 @@ async fn patch_folder(
     blocking(move || {
         let mut folder = folder_of(&folders, &name)?;
         let mut config = folder.config();
-        let mut patch = Map::new();
-        for key in ["title", "mcp", "hook"] {
-            if let Some(v) = body.get(key) {
-                patch.insert(key.into(), v.clone());
-            }
-        }
+        let patch = folder_settings_patch(&body);
         config.apply_patch(&patch)?;
         let rename = string_field(&body, "name")?.filter(|n| n != &name);
         if rename.is_some() && read_only {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Mutex;
 
 use ragdown_index::DocumentRecord;
 use serde_json::json;
@@ -90,13 +91,44 @@ fn read_existing(abs: &Path, rel: &str) -> Result<Vec<u8>, ToolError> {
 pub fn document_text(rel: &str, bytes: &[u8]) -> (String, Option<&'static str>) {
     match ragdown_convert::Format::from_path(rel) {
         None => (String::from_utf8_lossy(bytes).into_owned(), None),
-        Some(format) => match ragdown_convert::convert(format, bytes) {
-            Ok(text) => (text, Some(format.name())),
-            Err(e) => (
-                format!("(this {} could not be converted: {e})", format.name()),
-                Some(format.name()),
-            ),
-        },
+        Some(format) => (converted_text(format, bytes), Some(format.name())),
+    }
+}
+
+/// How many converted texts are kept: an agent reads one long PDF in several line ranges, and a
+/// large PDF takes seconds to convert.
+const CONVERTED_KEPT: usize = 8;
+
+/// Converted texts by the BLAKE3 of their bytes, most recent last. Keyed by content, an entry
+/// can never be stale.
+static CONVERTED: Mutex<Vec<([u8; 32], String)>> = Mutex::new(Vec::new());
+
+/// The Markdown of a converted document (or a line saying why it could not be converted),
+/// converting each distinct content once while it stays among the last [`CONVERTED_KEPT`].
+fn converted_text(format: ragdown_convert::Format, bytes: &[u8]) -> String {
+    let key = *blake3::hash(bytes).as_bytes();
+    let cached = |kept: &mut Vec<([u8; 32], String)>| {
+        let at = kept.iter().position(|(k, _)| *k == key)?;
+        let entry = kept.remove(at);
+        let text = entry.1.clone();
+        kept.push(entry);
+        Some(text)
+    };
+    if let Some(text) = CONVERTED.lock().ok().as_deref_mut().and_then(cached) {
+        return text;
+    }
+    match ragdown_convert::convert(format, bytes) {
+        Ok(text) => {
+            if let Ok(mut kept) = CONVERTED.lock() {
+                if kept.len() >= CONVERTED_KEPT {
+                    kept.remove(0);
+                }
+                kept.push((key, text.clone()));
+            }
+            text
+        }
+        // Failures are not kept: a timeout may pass on a quieter machine.
+        Err(e) => format!("(this {} could not be converted: {e})", format.name()),
     }
 }
 
@@ -1261,6 +1293,30 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn kept(bytes: &[u8]) -> bool {
+        let key = *blake3::hash(bytes).as_bytes();
+        CONVERTED.lock().unwrap().iter().any(|(k, _)| *k == key)
+    }
+
+    #[test]
+    fn converted_texts_are_kept_by_content_and_the_oldest_goes_first() {
+        let first = b"kept text, first of nine\n";
+        let (text, from) = document_text("notes/a.txt", first);
+        assert_eq!(from, Some("text"));
+        assert!(kept(first));
+        // Same bytes under another name: the same text, from the cache.
+        assert_eq!(document_text("b.txt", first).0, text);
+        // Markdown is never converted, so never kept.
+        document_text("c.md", b"# plain markdown, not kept\n");
+        assert!(!kept(b"# plain markdown, not kept\n"));
+        for i in 0..CONVERTED_KEPT {
+            document_text("d.txt", format!("other text {i} of this test\n").as_bytes());
+        }
+        assert!(!kept(first), "the oldest entry is dropped");
+        assert!(CONVERTED.lock().unwrap().len() <= CONVERTED_KEPT);
+        assert_eq!(document_text("a.txt", first).0, text);
+    }
 
     #[test]
     fn widening_by_whole_sections() {

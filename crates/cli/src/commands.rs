@@ -21,15 +21,42 @@ pub struct Opened {
     pub primary: Option<PrimaryLock>,
 }
 
+/// What to do when the model cannot load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnModelError {
+    /// Fail: the command needs embeddings (indexing).
+    Fail,
+    /// Answer from BM25 alone when an index built before exists (searching, reading).
+    KeywordOnly,
+}
+
 /// Loads the embedder (downloading a preset on first use) and opens the index of `dir`: as
 /// its primary when no other process is, else as a reader of the primary's store.
-pub fn open_index(settings: &Settings, dir: &Path) -> Result<Opened> {
+pub fn open_index(settings: &Settings, dir: &Path, on_model_error: OnModelError) -> Result<Opened> {
     let root = docs_dir(dir)?;
     let data_dir = settings.data_dir_for(&root);
     let primary = lock::try_become_primary(&data_dir)
         .with_context(|| format!("taking the primary lock in {}", data_dir.display()))?;
-    let embedder = ragdown_embed::load(&settings.embedder, &DownloadBar::new())
-        .with_context(|| format!("loading the embedder {:?}", settings.embedder.name))?;
+    let embedder = match ragdown_embed::load(&settings.embedder, &DownloadBar::new()) {
+        Ok(embedder) => embedder,
+        Err(e) => match ragdown_index::recorded_embedder(&data_dir) {
+            Some((id, dim)) if on_model_error == OnModelError::KeywordOnly => {
+                tracing::warn!(
+                    "the embedding model {:?} could not load ({e}); answering keyword (BM25) searches only from the index built before",
+                    settings.embedder.name
+                );
+                Arc::new(ragdown_embed::keyword::KeywordOnly::new(
+                    id,
+                    dim,
+                    e.to_string(),
+                ))
+            }
+            _ => {
+                return Err(anyhow::Error::new(e)
+                    .context(format!("loading the embedder {:?}", settings.embedder.name)));
+            }
+        },
+    };
     let index_settings = IndexSettings {
         data_dir,
         root,
@@ -68,7 +95,7 @@ pub fn sync_dir(
 ) -> Result<(Arc<Index>, ragdown_index::SyncReport)> {
     let mut attempt = 0;
     let (index, report) = loop {
-        let Opened { index, primary } = open_index(settings, dir)?;
+        let Opened { index, primary } = open_index(settings, dir, OnModelError::Fail)?;
         if primary.is_some() {
             let report = sync_with_bar(&index)?;
             break (index, report);
@@ -153,7 +180,7 @@ pub fn hit_json(hit: &Hit) -> serde_json::Value {
 }
 
 pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags) -> Result<()> {
-    let Opened { index, primary } = open_index(settings, dir)?;
+    let Opened { index, primary } = open_index(settings, dir, OnModelError::KeywordOnly)?;
     if primary.is_some() {
         sync_with_bar(&index)?;
     }
@@ -195,7 +222,7 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
 }
 
 pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
-    let Opened { index, primary } = open_index(settings, dir)?;
+    let Opened { index, primary } = open_index(settings, dir, OnModelError::KeywordOnly)?;
     let role = if primary.is_some() {
         "primary"
     } else {
@@ -211,6 +238,7 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
         "embedder": embedder.id(),
         "dim": embedder.dim(),
         "role": role,
+        "keyword_only": embedder.unavailable(),
     });
     if as_json {
         println!("{value}");
@@ -224,8 +252,22 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
             embedder.id(),
             embedder.dim()
         );
+        if let Some(why) = embedder.unavailable() {
+            println!("search    keyword (BM25) only: the model could not load ({why})");
+        }
     }
     Ok(())
+}
+
+/// The embedder id and dimension some folder's index under `folders_data` was built with.
+fn recorded_in_any_folder(folders_data: &Path) -> Option<(String, usize)> {
+    let mut dirs: Vec<_> = std::fs::read_dir(folders_data)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .find_map(|d| ragdown_index::recorded_embedder(d))
 }
 
 /// The name a docs dir is served under: its directory name.
@@ -259,27 +301,29 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     let duties: SharedDuties = Arc::new(Mutex::new(None));
     {
         let (pending, duties, settings) = (pending.clone(), duties.clone(), settings.clone());
-        std::thread::spawn(move || match open_index(&settings, &root) {
-            Ok(Opened { index, primary }) => {
-                let engine = Arc::new(ragdown_server::Engine::new(
-                    folder_name(&index),
-                    index,
-                    settings.server.clone(),
-                ));
-                primary::take_role(
-                    &engine,
-                    primary,
-                    &duties,
-                    settings.watch,
-                    settings.takeover_every,
-                );
-                pending.ready(engine);
-            }
-            Err(e) => {
-                tracing::error!("ragdown could not start its index: {e:#}");
-                pending.failed(format!("{e:#}"));
-            }
-        });
+        std::thread::spawn(
+            move || match open_index(&settings, &root, OnModelError::KeywordOnly) {
+                Ok(Opened { index, primary }) => {
+                    let engine = Arc::new(ragdown_server::Engine::new(
+                        folder_name(&index),
+                        index,
+                        settings.server.clone(),
+                    ));
+                    primary::take_role(
+                        &engine,
+                        primary,
+                        &duties,
+                        settings.watch,
+                        settings.takeover_every,
+                    );
+                    pending.ready(engine);
+                }
+                Err(e) => {
+                    tracing::error!("ragdown could not start its index: {e:#}");
+                    pending.failed(format!("{e:#}"));
+                }
+            },
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -306,6 +350,7 @@ pub fn serve(settings: &Settings) -> Result<()> {
             "serve needs a token: set RAGDOWN_TOKEN (for example to the output of `openssl rand -hex 32`), or SECURE_LOCAL_NET=true to serve without one on a trusted network"
         );
     }
+    let folders_data = settings.data_dir_for(&docs).join("folders");
     let config = ragdown_http::ServeConfig {
         data_dir: settings.data_dir_for(&docs),
         docs_dir: docs,
@@ -338,7 +383,17 @@ pub fn serve(settings: &Settings) -> Result<()> {
                     loading.start_folders(e);
                     eprintln!("ragdown: ready");
                 }
-                Err(e) => loading.fail_loading(format!("{e:#}")),
+                Err(e) => match recorded_in_any_folder(&folders_data) {
+                    Some((id, dim)) => {
+                        tracing::warn!(
+                            "the embedding model could not load ({e}); answering keyword (BM25) searches only from the folders' indexes"
+                        );
+                        let stand_in = ragdown_embed::keyword::KeywordOnly::new(id, dim, e.to_string());
+                        loading.start_folders(Arc::new(stand_in));
+                        eprintln!("ragdown: ready (keyword search only)");
+                    }
+                    None => loading.fail_loading(format!("{e:#}")),
+                },
             }
         });
         ragdown_http::serve(state, listener)

@@ -11,7 +11,7 @@ use ragdown_server::Engine;
 use ragdown_server::documents::{self, LineRange, ListArgs};
 use serde_json::{Value, json};
 
-use crate::commands::{Opened, folder_name, open_index, sync_dir};
+use crate::commands::{OnModelError, Opened, folder_name, open_index, sync_dir};
 use crate::settings::{Settings, docs_dir};
 
 /// The docs dirs a command works on: those given (`DIR` and repeated `--docs-dir`), else
@@ -190,7 +190,7 @@ pub fn ingest(
 
 /// An engine over `dir`'s index, synced first when this process is its primary.
 fn engine_for(settings: &Settings, dir: &Path) -> Result<Arc<Engine>> {
-    let Opened { index, primary } = open_index(settings, dir)?;
+    let Opened { index, primary } = open_index(settings, dir, OnModelError::KeywordOnly)?;
     if primary.is_some() {
         crate::progress::sync_with_bar(&index)?;
     }

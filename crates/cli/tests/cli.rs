@@ -283,3 +283,38 @@ fn an_unknown_embedder_lists_the_choices() {
         "{stderr}"
     );
 }
+
+#[test]
+fn query_and_status_fall_back_to_keyword_search_when_the_model_no_longer_loads() {
+    let docs = notes();
+    let data = tempfile::tempdir().unwrap();
+    let minilm = |cmd: &mut Command| {
+        cmd.env("RAGDOWN_EMBEDDER", "minilm");
+    };
+    let mut index = ragdown(data.path());
+    minilm(&mut index);
+    index.arg("index").arg(docs.path()).assert().success();
+    let broken = || {
+        let mut cmd = ragdown(data.path());
+        minilm(&mut cmd);
+        cmd.env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so");
+        cmd
+    };
+    let out = broken()
+        .arg("query")
+        .arg(docs.path())
+        .arg("pg_restore")
+        .assert()
+        .success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stdout.starts_with("[1] ops/backups.md:10-10"), "{stdout}");
+    assert!(stderr.contains("keyword (BM25) searches only"), "{stderr}");
+    let out = broken().arg("status").arg(docs.path()).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("keyword (BM25) only"), "{stdout}");
+    // Indexing needs the model: it fails and says why.
+    let out = broken().arg("index").arg(docs.path()).assert().failure();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("ORT_DYLIB_PATH"), "{stderr}");
+}

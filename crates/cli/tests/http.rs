@@ -1485,3 +1485,32 @@ async fn idle_keep_alive_connections_close_after_the_timeout() {
         "idle 1.2 s under the default 75 s: still open"
     );
 }
+
+/// A model that no longer loads leaves every folder answering keyword searches from its index.
+/// Needs the test model (scripts/fetch-test-model.sh; scripts/test.sh provides it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_falls_back_to_keyword_search_when_the_model_no_longer_loads() {
+    let first = Serve::start(&[("RAGDOWN_EMBEDDER", "minilm")]).await;
+    let dirs = (
+        first.docs.clone(),
+        first.outside.clone(),
+        first.data.clone(),
+    );
+    drop(first);
+    let broken = Serve::spawn(
+        dirs,
+        &[
+            ("RAGDOWN_EMBEDDER", "minilm"),
+            ("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so"),
+            ("RAGDOWN_ORT_URL", "http://127.0.0.1:9"),
+        ],
+    );
+    broken.wait_synced(5).await;
+    let (_, status) = broken.call(Method::GET, "/api/status", None, false).await;
+    let search = status["search"].as_str().unwrap_or_default();
+    assert!(search.starts_with("keyword (BM25) only"), "{status}");
+    assert_eq!(status["embedder"], "all-minilm-l6-v2-q8", "{status}");
+    let (code, hits) = broken.get("/api/search?folder=work&q=backup").await;
+    assert_eq!(code, StatusCode::OK, "{hits}");
+    assert_eq!(hits["hits"][0]["path"], "work/backups.md", "{hits}");
+}

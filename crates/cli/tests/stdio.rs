@@ -1004,3 +1004,66 @@ async fn mcp_answers_before_the_model_has_loaded() {
     client.cancel().await.unwrap();
     drop(stalled);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexed() {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    fixture(docs.path());
+    // Indexed with the real model (the test environment points at MiniLM)…
+    let indexed = std::process::Command::new(env!("CARGO_BIN_EXE_ragdown"))
+        .arg("index")
+        .arg(docs.path())
+        .env("RAGDOWN_DATA_DIR", data.path())
+        .env("RAGDOWN_EMBEDDER", "minilm")
+        .output()
+        .unwrap();
+    assert!(indexed.status.success(), "{indexed:?}");
+    // …then the runtime library goes missing, one document changes and one is added.
+    std::fs::write(
+        docs.path().join("ops/pg.md"),
+        "# PG\n\n## Vacuum\n\nRun vacuum daily now.\n",
+    )
+    .unwrap();
+    std::fs::write(docs.path().join("new.md"), "# New\n\nZeppelin hangar.\n").unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
+    cmd.arg("stdio")
+        .env("RAGDOWN_DOCS_DIR", docs.path())
+        .env("RAGDOWN_DATA_DIR", data.path())
+        .env("RAGDOWN_EMBEDDER", "minilm")
+        .env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so")
+        .env("RAGDOWN_ORT_URL", "http://127.0.0.1:9")
+        .stderr(std::process::Stdio::null());
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let mut stats = Value::Null;
+    for _ in 0..200 {
+        let (err, text) = common::call_tool(&client, "ragdown_stats", json!({})).await;
+        if !err {
+            stats = serde_json::from_str(&text).unwrap();
+            if !stats["last_sync"].is_null() {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let search = stats["search"].as_str().unwrap_or_default();
+    assert!(
+        search.starts_with("keyword (BM25) only") && search.contains("ORT_DYLIB_PATH"),
+        "{stats}"
+    );
+    assert_eq!(stats["files"], 4, "nothing indexed before is lost: {stats}");
+    let (err, hits) = common::call_tool(
+        &client,
+        "ragdown_recall",
+        json!({"query": "pg_restore twice"}),
+    )
+    .await;
+    assert!(!err && hits.contains("ops/backups.md"), "{hits}");
+    // The changed document keeps its indexed text; the new one waits for the model.
+    let (_, hits) = common::call_tool(&client, "ragdown_recall", json!({"query": "weekly"})).await;
+    assert!(hits.contains("ops/pg.md"), "{hits}");
+    let (_, hits) =
+        common::call_tool(&client, "ragdown_recall", json!({"query": "zeppelin"})).await;
+    assert!(!hits.contains("new.md"), "{hits}");
+    client.cancel().await.unwrap();
+}

@@ -1,6 +1,7 @@
 //! Embedders: turning texts into unit-length vectors. The [`Embedder`] trait, with three
 //! implementations — ONNX Runtime for local models ([`onnx`]), any OpenAI-compatible
-//! `/embeddings` endpoint ([`openai`]) and feature hashing for fast unit tests ([`hash`]) — plus
+//! `/embeddings` endpoint ([`openai`]) and feature hashing for fast unit tests ([`hash`]) — the
+//! keyword-only stand-in for a model that failed to load ([`keyword`]), plus
 //! the model presets and their first-start download ([`preset`], [`download`]), and finding
 //! or fetching the ONNX Runtime library ([`runtime`]).
 //!
@@ -8,6 +9,7 @@
 
 pub mod download;
 pub mod hash;
+pub mod keyword;
 pub mod onnx;
 pub mod openai;
 pub mod preset;
@@ -47,6 +49,10 @@ pub enum EmbedError {
     Download { url: String, reason: String },
     #[error("embedding service error: {0}")]
     Remote(String),
+    #[error(
+        "semantic search is off because the model could not load ({0}); only keyword (BM25) search answers until it is fixed and ragdown restarted"
+    )]
+    Unavailable(String),
     #[error("I/O error on {path}: {source}")]
     Io {
         path: PathBuf,
@@ -73,6 +79,12 @@ pub trait Embedder: Send + Sync {
     fn min_score(&self) -> f32;
     /// Embeds many texts, in order.
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>>;
+
+    /// Why this embedder cannot embed, when it stands in for a model that failed to load
+    /// ([`keyword::KeywordOnly`]).
+    fn unavailable(&self) -> Option<&str> {
+        None
+    }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let mut out = self.embed(&[text], TextKind::Query)?;

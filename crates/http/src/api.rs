@@ -347,6 +347,10 @@ async fn status(State(state): State<AppState>) -> Response {
             list.first()
                 .map(|f| f.engine.index.embedder().id().to_string())
         );
+        body["search"] = json!(
+            list.first()
+                .map(|f| documents::search_kind(f.engine.index.embedder().as_ref()))
+        );
         body["role"] = json!(if list.iter().all(|f| f.is_primary()) {
             "primary"
         } else {

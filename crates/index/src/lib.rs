@@ -144,6 +144,12 @@ fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 5] {
     ]
 }
 
+/// The embedder id and dimension the index in `data_dir` was built with, read without writing
+/// anything; `None` when there is no readable index there.
+pub fn recorded_embedder(data_dir: &Path) -> Option<(String, usize)> {
+    store::recorded_embedder(&data_dir.join(RECORDS_FILE))
+}
+
 fn open_store(data_dir: &Path) -> Result<store::Store> {
     let path = data_dir.join(RECORDS_FILE);
     match store::Store::open(&path) {

@@ -421,6 +421,17 @@ impl Store {
     }
 }
 
+/// The `embedder` and `dim` meta values of the records at `path`, opened read-only.
+pub fn recorded_embedder(path: &Path) -> Option<(String, usize)> {
+    let conn =
+        Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let meta = |key: &str| -> Option<String> {
+        conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .ok()
+    };
+    Some((meta("embedder")?, meta("dim")?.parse().ok()?))
+}
+
 fn next_generation(tx: &rusqlite::Transaction<'_>, path: &str) -> Result<u64> {
     let current: u64 = tx
         .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {

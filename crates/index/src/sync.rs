@@ -323,22 +323,45 @@ impl Index {
                 }
             }
         }
+        // Set when the model could not load: documents needing new vectors keep their old
+        // records (or stay out) until it is back.
+        let mut embedding_off: Option<String> = None;
         if !missing.is_empty() {
             let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
-            let embedded = self.embedder.embed(&texts, TextKind::Document)?;
-            let missing_pieces = embedded.len().saturating_sub(missing_chunks);
-            self.embedded_chunks
-                .fetch_add(missing_chunks as u64, Ordering::Relaxed);
-            self.embedded_pieces
-                .fetch_add(missing_pieces as u64, Ordering::Relaxed);
-            run.report.embedded += missing_chunks;
-            run.report.embedded_pieces += missing_pieces;
-            let entries: Vec<([u8; 32], Vec<f32>)> =
-                missing.iter().map(|(k, _)| *k).zip(embedded).collect();
-            self.store()?.put_vectors(&entries)?;
-            vectors.extend(entries);
+            match self.embedder.embed(&texts, TextKind::Document) {
+                Ok(embedded) => {
+                    let missing_pieces = embedded.len().saturating_sub(missing_chunks);
+                    self.embedded_chunks
+                        .fetch_add(missing_chunks as u64, Ordering::Relaxed);
+                    self.embedded_pieces
+                        .fetch_add(missing_pieces as u64, Ordering::Relaxed);
+                    run.report.embedded += missing_chunks;
+                    run.report.embedded_pieces += missing_pieces;
+                    let entries: Vec<([u8; 32], Vec<f32>)> =
+                        missing.iter().map(|(k, _)| *k).zip(embedded).collect();
+                    self.store()?.put_vectors(&entries)?;
+                    vectors.extend(entries);
+                }
+                Err(ragdown_embed::EmbedError::Unavailable(reason)) => embedding_off = Some(reason),
+                Err(e) => return Err(e.into()),
+            }
         }
         for p in batch {
+            if let Some(reason) = &embedding_off {
+                let all_cached = p
+                    .keys
+                    .iter()
+                    .chain(p.pieces.iter().flatten().map(|(k, _)| k))
+                    .all(|k| vectors.contains_key(k));
+                if !all_cached {
+                    tracing::warn!("{} not indexed: the model could not load", p.record.path);
+                    run.report.skipped.push((
+                        p.record.path.clone(),
+                        format!("not indexed until the embedding model loads again ({reason})"),
+                    ));
+                    continue;
+                }
+            }
             let piece_keys = piece_keys(&p);
             let new_chunks: Vec<NewChunk<'_>> = p
                 .chunks

@@ -2,7 +2,7 @@
 //! BM25 pool, fused by reciprocal rank (k = 60) — or, for a query that names an identifier, by
 //! min-max normalised scores with BM25 weighted 0.8 — plus the alias boost, filters (path
 //! prefix, tag, who wrote it), hiding of superseded documents, the per-document cap and link
-//! following.
+//! following. When the model could not load (`Embedder::unavailable`), BM25 alone answers.
 //!
 //! Reads the index; never writes it, never waits for a sync, knows nothing of MCP or output
 //! formats: it returns [`Hit`]s and the caller formats them.
@@ -263,8 +263,15 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     let snap = index.snapshot();
     let allowed = allowed_documents(&snap, opts);
     let pool = (opts.limit * 4).max(20);
-    let routed = opts.mode == Mode::Hybrid && route::names_identifier(query);
-    let named = if opts.mode == Mode::Hybrid {
+    // With the model not loaded, BM25 alone answers (hits then carry no similarity).
+    let keyword_only = index.embedder().unavailable().is_some();
+    let mode = if keyword_only {
+        Mode::Lexical
+    } else {
+        opts.mode
+    };
+    let routed = mode == Mode::Hybrid && route::names_identifier(query);
+    let named = if mode == Mode::Hybrid {
         named::named_documents(&snap, query, &allowed)
     } else {
         named::Named::default()
@@ -274,7 +281,9 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         && named.documents.len() <= MAX_NAMED_DOCUMENTS
         && !named.rest.is_empty();
     // One forward pass for the query and, when needed, the query without the names.
-    let (query_vector, rest_vector) = if rank_named_sections {
+    let (query_vector, rest_vector) = if keyword_only {
+        (vec![0.0; index.embedder().dim()], None)
+    } else if rank_named_sections {
         let mut vectors = index
             .embedder()
             .embed(&[query, &named.rest], ragdown_embed::TextKind::Query)?;
@@ -284,13 +293,13 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         (index.embedder().embed_query(query)?, None)
     };
 
-    let dense = if opts.mode == Mode::Lexical {
+    let dense = if mode == Mode::Lexical {
         Vec::new()
     } else {
         dense_pool(&snap, &query_vector, &allowed, pool)
     };
     let has_words = query.chars().any(char::is_alphanumeric);
-    let lexical: Vec<(i64, f32)> = if opts.mode == Mode::Dense || !has_words {
+    let lexical: Vec<(i64, f32)> = if mode == Mode::Dense || !has_words {
         Vec::new()
     } else {
         let filter = allowed.clone();
@@ -345,7 +354,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             );
         }
     }
-    if opts.mode == Mode::Hybrid {
+    if mode == Mode::Hybrid {
         // A named alias is one rank-1 share for the document's chunks already in the pools.
         let share = if routed { 1.0 } else { 1.0 / (RRF_K + 1.0) };
         if !named.by_alias.is_empty() {

@@ -425,6 +425,16 @@ pub fn list(engine: &Engine, args: &ListArgs) -> Result<String, ToolError> {
     Ok(out.join("\n"))
 }
 
+/// How searches answer with `embedder`, as stats and status say it.
+pub fn search_kind(embedder: &dyn ragdown_embed::Embedder) -> String {
+    match embedder.unavailable() {
+        None => "hybrid (semantic + keyword)".to_string(),
+        Some(why) => format!(
+            "keyword (BM25) only: the embedding model could not load ({why}); fix it and restart ragdown"
+        ),
+    }
+}
+
 pub fn stats(engine: &Engine, include_files: bool) -> Result<String, ToolError> {
     use std::sync::atomic::Ordering;
     let snap = engine.index.snapshot();
@@ -443,6 +453,7 @@ pub fn stats(engine: &Engine, include_files: bool) -> Result<String, ToolError> 
         "files": files.len(),
         "chunks": files.iter().map(|(_, c)| c).sum::<usize>(),
         "embedder": engine.index.embedder().id(),
+        "search": search_kind(engine.index.embedder().as_ref()),
         "role": if engine.is_primary() { "primary" } else { "reader" },
         "read_only": engine.settings().read_only,
         "syncing": engine.is_primary().then(|| status.syncing.load(Ordering::Relaxed)),

@@ -66,7 +66,7 @@ fn assert_snapshot_matches_records(index: &Index) {
     assert_eq!(snap.document_count(), store.documents().unwrap().len());
 }
 
-const SETTINGS_TABLE: &str = "# Svc\n\n## Settings\n\nKeys live in svc.yaml.\n\n\
+const SETTINGS_TABLE: &str = "# Svc\n\n## Settings\n\nKeys live in svc.yaml and are read once at start.\n\n\
 | Key | Default | Meaning |\n|---|---|---|\n| `retry_ms` | `2000` | Initial delay between retries |\n\
 | `port` | `9630` | Port the server binds to |\n\n## Owner\n\nThe platform team.\n";
 

@@ -219,7 +219,7 @@ fn identifier_queries_lean_on_bm25() {
 
 #[test]
 fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
-    let settings = "| Key | Meaning |\n|---|---|\n\
+    let settings = "| Key | What it sets |\n|---|---|\n\
         | `pool_size` | open database connections kept warm for bursts |\n\
         | `retry_ms` | initial delay between retries |\n\
         | `cdn_ttl_s` | cache lifetime of product images on edge nodes |\n\

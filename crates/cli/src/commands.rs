@@ -167,8 +167,8 @@ pub fn hit_json(hit: &Hit) -> serde_json::Value {
         "breadcrumb": hit.breadcrumb,
         "line_start": hit.line_start,
         "line_end": hit.line_end,
-        "similarity": (hit.similarity * 10_000.0).round() / 10_000.0,
-        "score": (hit.score * 100_000.0).round() / 100_000.0,
+        "similarity": ragdown_server::format::rounded(hit.similarity, 4),
+        "score": ragdown_server::format::rounded(hit.score, 5),
         "sources": hit.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
         "tags": hit.document.tags,
         "text": hit.text,
@@ -338,6 +338,32 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     served
 }
 
+/// The most connections `serve` keeps open: `RAGDOWN_MAX_CONNECTIONS`, or else what the file
+/// descriptor limit allows (raised to its hard limit first) minus headroom for the indexes,
+/// the watcher and the model.
+fn connection_cap(configured: usize) -> usize {
+    let limit = match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!("could not raise the open file limit: {e}");
+            rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(1024, |(soft, _)| soft)
+        }
+    };
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let headroom = (limit / 4).clamp(32, 512);
+    let fits = limit.saturating_sub(headroom).max(16);
+    if configured == 0 {
+        return fits.min(16_384);
+    }
+    if configured > fits {
+        tracing::warn!(
+            "RAGDOWN_MAX_CONNECTIONS={configured} is more than the open file limit ({limit}) leaves room for: using {fits}"
+        );
+        return fits;
+    }
+    configured
+}
+
 /// `ragdown serve`: binds the port first (status answers `ready: false` meanwhile), loads the
 /// embedder, then opens every folder of `RAGDOWN_DOCS_DIR` and serves HTTP until SIGTERM.
 pub fn serve(settings: &Settings) -> Result<()> {
@@ -362,6 +388,12 @@ pub fn serve(settings: &Settings) -> Result<()> {
         takeover_every: settings.takeover_every,
         token: settings.http.token.clone(),
         keep_alive_ms: settings.http.keep_alive_ms,
+        site: ragdown_http::guard::SitePolicy::from_lists(
+            settings.http.allowed_hosts.as_deref(),
+            settings.http.allowed_origins.as_deref(),
+        ),
+        body_timeout: std::time::Duration::from_millis(settings.http.body_timeout_ms.max(1)),
+        max_connections: connection_cap(settings.http.max_connections),
     };
     let state = ragdown_http::AppState::new(config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -370,11 +402,24 @@ pub fn serve(settings: &Settings) -> Result<()> {
         .context("starting the async runtime")?;
     let port = settings.http.port;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(("0.0.0.0", port))
+        let bind = settings.http.bind.trim_start_matches('[').trim_end_matches(']');
+        let listener = tokio::net::TcpListener::bind((bind, port))
             .await
-            .with_context(|| format!("listening on port {port} (PORT)"))?;
+            .with_context(|| {
+                format!("listening on {bind} port {port} (RAGDOWN_BIND, PORT)")
+            })?;
         let addr = listener.local_addr().context("reading the bound address")?;
         eprintln!("ragdown: listening on http://{addr}");
+        if addr.ip().is_loopback() {
+            eprintln!(
+                "ragdown: only this machine can connect (set RAGDOWN_BIND=0.0.0.0 to serve other machines)"
+            );
+        } else {
+            eprintln!(
+                "ragdown: other machines can connect on {}; browsers must use an IP address, localhost or a name in RAGDOWN_ALLOWED_HOSTS",
+                addr.ip()
+            );
+        }
         let loading = state.clone();
         let embedder = state.embedder_settings(&state.tunables().embedder);
         tokio::task::spawn_blocking(move || {

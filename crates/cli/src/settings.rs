@@ -43,6 +43,16 @@ pub struct HttpSettings {
     pub secure_local_net: bool,
     /// `RAGDOWN_ROOT_MCP`: serve every MCP folder at bare /mcp.
     pub root_mcp: bool,
+    /// `RAGDOWN_BIND`: the address to listen on (loopback unless told otherwise).
+    pub bind: String,
+    /// `RAGDOWN_ALLOWED_HOSTS`: host names answered besides addresses and localhost.
+    pub allowed_hosts: Option<String>,
+    /// `RAGDOWN_ALLOWED_ORIGINS`: web origins allowed besides the server's own.
+    pub allowed_origins: Option<String>,
+    /// `HTTP_BODY_TIMEOUT_MS`: how long a request body may take to arrive.
+    pub body_timeout_ms: u64,
+    /// `RAGDOWN_MAX_CONNECTIONS` (0 = from the file descriptor limit).
+    pub max_connections: usize,
 }
 
 fn boolean(name: &str, default: bool) -> Result<bool> {
@@ -151,6 +161,13 @@ impl Settings {
                 token: var("RAGDOWN_TOKEN"),
                 secure_local_net: boolean("SECURE_LOCAL_NET", false)?,
                 root_mcp: boolean("RAGDOWN_ROOT_MCP", false)?,
+                bind: var("RAGDOWN_BIND")
+                    .map(|b| b.trim().to_string())
+                    .unwrap_or_else(|| "127.0.0.1".into()),
+                allowed_hosts: var("RAGDOWN_ALLOWED_HOSTS"),
+                allowed_origins: var("RAGDOWN_ALLOWED_ORIGINS"),
+                body_timeout_ms: number("HTTP_BODY_TIMEOUT_MS", 30_000)?,
+                max_connections: number("RAGDOWN_MAX_CONNECTIONS", 0)?,
             },
         })
     }

@@ -207,23 +207,14 @@ impl Serve {
 
     /// One request over a plain socket, its path sent byte for byte: (status, body).
     fn raw_tcp(&self, method: &str, path: &str, body: &str) -> (u16, String) {
-        use std::io::{Read, Write};
         let addr = self.base.trim_start_matches("http://");
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        write!(
-            stream,
-            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
+        request_with(
+            &self.base,
+            &format!(
+                "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+            ),
+            body,
         )
-        .unwrap();
-        let mut answer = String::new();
-        stream.read_to_string(&mut answer).unwrap();
-        let code = answer[9..12].parse().unwrap();
-        let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-        (code, body)
     }
 
     /// The status a POST of a `len`-byte body gets (read while the body is still being sent:
@@ -589,11 +580,25 @@ async fn documents_search_links_and_files() {
         .http
         .post(format!("{}/api/doc", s.base))
         .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
         .body("{not json")
         .send()
         .await
         .unwrap();
     assert_eq!(bad_json.status(), StatusCode::BAD_REQUEST);
+    let not_json = s
+        .http
+        .post(format!("{}/api/doc", s.base))
+        .bearer_auth(TOKEN)
+        .body(r#"{"path": "work/plain.md", "text": "x"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        not_json.status(),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "a body needs Content-Type: application/json"
+    );
 
     // Search: any folder, human-only included.
     let (code, hits) = s.get("/api/search?folder=home&q=tomatoes%20sun").await;
@@ -1513,4 +1518,326 @@ async fn serve_falls_back_to_keyword_search_when_the_model_no_longer_loads() {
     let (code, hits) = broken.get("/api/search?folder=work&q=backup").await;
     assert_eq!(code, StatusCode::OK, "{hits}");
     assert_eq!(hits["hits"][0]["path"], "work/backups.md", "{hits}");
+}
+
+/// Two writers of one document at once, many rounds, over real HTTP: through `POST /api/doc`
+/// with the same `base_hash`, through MCP `ragdown_edit` with the same `base_hash`, and through
+/// MCP without one. A change is never lost silently: either both survive, or the loser gets the
+/// conflict and the file holds the winner's change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writes_of_one_document_never_lose_a_change() {
+    let serve = Serve::start(&[]).await;
+    let file = serve.docs.path().join("work/race.md");
+    // The version a client read: the SHA-256 of the bytes on disk (what GET /api/doc says).
+    let hash_of = |_: &Serve| {
+        let bytes = std::fs::read(&file).unwrap();
+        async move { ragdown_server::format::full_hash(&bytes) }
+    };
+    let fresh = "# Race\n\nline A: zero\n\nline B: zero\n";
+    std::fs::write(&file, fresh).unwrap();
+
+    // Uploads with the same base_hash: at most one lands.
+    for round in 0..20 {
+        std::fs::write(&file, fresh).unwrap();
+        let base = hash_of(&serve).await;
+        let upload = |text: String| {
+            serve.call(
+                Method::POST,
+                "/api/doc",
+                Some(json!({"path": "work/race.md", "text": text, "base_hash": base})),
+                true,
+            )
+        };
+        let (a, b) = tokio::join!(
+            upload(format!("# Race\n\nupload one {round}\n")),
+            upload(format!("# Race\n\nupload two {round}\n"))
+        );
+        let on_disk = std::fs::read_to_string(&file).unwrap();
+        let won = [&a, &b].iter().filter(|r| r.0 == StatusCode::OK).count();
+        assert_eq!(
+            won, 1,
+            "round {round}: exactly one upload lands: {a:?} {b:?}"
+        );
+        let lost = if a.0 == StatusCode::OK { &b } else { &a };
+        assert_eq!(lost.0, StatusCode::CONFLICT, "round {round}: {lost:?}");
+        assert_eq!(lost.1["code"], "changed", "round {round}: {lost:?}");
+        let which = if a.0 == StatusCode::OK { "one" } else { "two" };
+        assert!(
+            on_disk.contains(&format!("upload {which} {round}")),
+            "round {round}: the winner's text is on disk: {on_disk}"
+        );
+    }
+
+    let client = serve.mcp("/mcp/work").await;
+    let edit = |old: &'static str, new: String, base: Option<String>| {
+        let mut args = json!({
+            "path": "race.md",
+            "edits": [{"old_text": old, "new_text": new}],
+        });
+        if let Some(b) = base {
+            args["base_hash"] = json!(b);
+        }
+        tool(&client, "ragdown_edit", args)
+    };
+    for round in 0..20 {
+        std::fs::write(&file, fresh).unwrap();
+        // With a base_hash every other round, without one the rest.
+        let base = if round % 2 == 0 {
+            Some(hash_of(&serve).await)
+        } else {
+            None
+        };
+        let (a_line, b_line) = (format!("line A: {round}"), format!("line B: {round}"));
+        let (a, b) = tokio::join!(
+            edit("line A: zero", a_line.clone(), base.clone()),
+            edit("line B: zero", b_line.clone(), base.clone())
+        );
+        let on_disk = std::fs::read_to_string(&file).unwrap();
+        let has_a = on_disk.contains(&a_line);
+        let has_b = on_disk.contains(&b_line);
+        match (a.0, b.0) {
+            (false, false) => assert!(has_a && has_b, "round {round}: both kept: {on_disk}"),
+            (true, false) | (false, true) => {
+                assert!(
+                    base.is_some(),
+                    "round {round}: without a hash both apply: {a:?} {b:?}"
+                );
+                let (loser, winner_kept) = if a.0 { (&a, has_b) } else { (&b, has_a) };
+                assert!(
+                    loser.1.contains("changed on disk"),
+                    "round {round}: {loser:?}"
+                );
+                assert!(
+                    winner_kept,
+                    "round {round}: the winner's edit is on disk: {on_disk}"
+                );
+            }
+            (true, true) => panic!("round {round}: both failed: {a:?} {b:?}"),
+        }
+        if base.is_none() {
+            assert!(
+                has_a && has_b,
+                "round {round}: no hash, both edits kept: {on_disk}"
+            );
+        }
+    }
+    client.cancel().await.unwrap();
+}
+
+/// One request over a plain socket with the headers given (Host among them): (status, body).
+fn request_with(base: &str, head: &str, body: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "{head}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let code = answer[9..12].parse().unwrap();
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    (code, body)
+}
+
+/// A web page on another site cannot write (nor read) through a server with no token, and a
+/// rebound host name reaches neither /api nor /mcp; the server's own origin, addresses,
+/// localhost and the names listed are answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_pages_and_rebound_hosts_are_refused() {
+    let s = Serve::start(&[
+        ("SECURE_LOCAL_NET", "true"),
+        ("RAGDOWN_TOKEN", ""),
+        ("RAGDOWN_ALLOWED_HOSTS", "kb.example.test"),
+        ("RAGDOWN_ALLOWED_ORIGINS", "http://ui.example.test:5173"),
+    ])
+    .await;
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let upload = r##"{"path": "work/evil.md", "text": "# Evil\n"}"##;
+    // The cross-site form post of the report: text/plain from a foreign origin.
+    let (code, body) = request_with(
+        &s.base,
+        &format!(
+            "POST /api/doc HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://evil.example\r\nContent-Type: text/plain"
+        ),
+        upload,
+    );
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains("RAGDOWN_ALLOWED_ORIGINS"), "{body}");
+    // The same without Origin (a non-browser client) still needs JSON.
+    let (code, body) = request_with(
+        &s.base,
+        &format!("POST /api/doc HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain"),
+        upload,
+    );
+    assert_eq!(code, 415, "{body}");
+    for (method, path, payload) in [
+        (
+            "POST",
+            "/api/move",
+            r#"{"from": "work/backups.md", "to": "work/x.md"}"#,
+        ),
+        ("POST", "/api/folders", r#"{"name": "evil"}"#),
+        ("PATCH", "/api/settings", r#"{"text_limit": 5}"#),
+        ("DELETE", "/api/doc?path=work/backups.md", ""),
+        ("GET", "/api/docs?folder=work", ""),
+    ] {
+        for origin in ["http://evil.example", "null", "http://127.0.0.1:1"] {
+            let (code, body) = request_with(
+                &s.base,
+                &format!(
+                    "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\nContent-Type: application/json"
+                ),
+                payload,
+            );
+            assert_eq!(code, 403, "{method} {path} from {origin}: {body}");
+        }
+    }
+    assert!(!s.docs.path().join("work/evil.md").exists());
+    assert!(!s.docs.path().join("evil").exists());
+    assert!(s.docs.path().join("work/backups.md").exists());
+    // DNS rebinding: a foreign name for this address, on /mcp and /api alike.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    for (path, payload) in [("/mcp/work", init), ("/api/folders", "")] {
+        let method = if payload.is_empty() { "GET" } else { "POST" };
+        let (code, body) = request_with(
+            &s.base,
+            &format!(
+                "{method} {path} HTTP/1.1\r\nHost: evil.example:80\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+            ),
+            payload,
+        );
+        assert_eq!(code, 403, "{path}: {body}");
+        assert!(body.contains("RAGDOWN_ALLOWED_HOSTS"), "{body}");
+    }
+    // What is allowed: the own origin, localhost, a listed name, a listed origin.
+    for (host, origin) in [
+        (addr.clone(), Some(format!("http://{addr}"))),
+        (
+            format!("localhost:{}", addr.rsplit(':').next().unwrap()),
+            None,
+        ),
+        ("kb.example.test".to_string(), None),
+        (
+            addr.clone(),
+            Some("http://ui.example.test:5173".to_string()),
+        ),
+    ] {
+        let origin = origin
+            .map(|o| format!("\r\nOrigin: {o}"))
+            .unwrap_or_default();
+        let (code, body) = request_with(
+            &s.base,
+            &format!(
+                "POST /mcp/work HTTP/1.1\r\nHost: {host}{origin}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+            ),
+            init,
+        );
+        assert_eq!(code, 200, "{host} {origin}: {body}");
+    }
+    let (code, body) = request_with(
+        &s.base,
+        &format!(
+            "POST /api/folders HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://{addr}\r\nContent-Type: application/json; charset=utf-8"
+        ),
+        r#"{"name": "mine"}"#,
+    );
+    assert_eq!(code, 201, "the server's own page may write: {body}");
+    // A body that is not JSON-RPC is a JSON-RPC error, not a bare 415.
+    for (payload, want) in [("{not json", -32700), (r#"{"hello": 1}"#, -32600)] {
+        let (code, body) = request_with(
+            &s.base,
+            &format!(
+                "POST /mcp/work HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+            ),
+            payload,
+        );
+        assert_eq!(code, 400, "{payload}: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"]["code"], want, "{body}");
+        assert_eq!(v["jsonrpc"], "2.0");
+    }
+}
+
+/// Loopback only unless RAGDOWN_BIND says otherwise, and the log says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_binds_loopback_by_default_and_says_so() {
+    let s = Serve::start(&[]).await;
+    let log = s.log.lock().unwrap().clone();
+    assert!(log.contains("listening on http://127.0.0.1:"), "{log}");
+    assert!(log.contains("RAGDOWN_BIND=0.0.0.0"), "{log}");
+    let all = Serve::start(&[("RAGDOWN_BIND", "0.0.0.0")]).await;
+    let log = all.log.lock().unwrap().clone();
+    assert!(log.contains("listening on http://0.0.0.0:"), "{log}");
+    assert!(log.contains("other machines can connect"), "{log}");
+}
+
+/// Idle connections past the cap cannot lock out a new client, the process never runs out of
+/// descriptors, and a body that trickles in is cut off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_floods_and_trickling_bodies_do_not_starve_the_server() {
+    let s = Serve::start(&[
+        ("RAGDOWN_MAX_CONNECTIONS", "40"),
+        ("HTTP_BODY_TIMEOUT_MS", "700"),
+    ])
+    .await;
+    let addr = s.base.trim_start_matches("http://").to_string();
+    let mut idle = Vec::new();
+    for _ in 0..150 {
+        idle.push(std::net::TcpStream::connect(&addr).unwrap());
+    }
+    let started = Instant::now();
+    let base = s.base.clone();
+    let (code, body) = tokio::task::spawn_blocking(move || {
+        request_with(&base, "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1", "")
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "status answered in {:?} behind 150 idle connections",
+        started.elapsed()
+    );
+    // The oldest idle ones were closed by the server to make room.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let closed = idle
+        .iter_mut()
+        .filter(|c| {
+            let c: &std::net::TcpStream = c;
+            use std::io::Read;
+            c.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+            match (&mut { c }).read(&mut [0u8; 16]) {
+                Ok(0) => true,
+                Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
+                Ok(_) => false,
+            }
+        })
+        .count();
+    assert!(closed >= 100, "{closed} of 150 idle connections closed");
+    drop(idle);
+
+    // A body announced as 100 bytes that sends 10 and stalls.
+    use std::io::{Read, Write};
+    let mut slow = std::net::TcpStream::connect(&addr).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        slow,
+        "POST /api/folders HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"name\": "
+    )
+    .unwrap();
+    let started = Instant::now();
+    let mut answer = String::new();
+    let _ = slow.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("HTTP_BODY_TIMEOUT_MS"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let log = s.log.lock().unwrap().clone();
+    assert!(!log.contains("Too many open files"), "{log}");
 }

@@ -137,6 +137,7 @@ pub fn router(state: AppState) -> Router {
         auth::require_token,
     ));
     let keep_alive = state.config.keep_alive_ms;
+    let guard = axum::middleware::from_fn_with_state(state.clone(), crate::guard::check);
     open.merge(protected)
         .route("/api", any(not_found))
         .route("/api/{*rest}", any(not_found))
@@ -154,6 +155,8 @@ pub fn router(state: AppState) -> Router {
                 response
             },
         ))
+        // Outermost: a cross-site or trickling request is refused before anything else runs.
+        .layer(guard)
         .with_state(state)
 }
 
@@ -648,7 +651,9 @@ async fn write_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Resp
         if abs.is_dir() {
             return Err(ApiError::bad_request(format!("{path} is a directory")));
         }
-        let existing = std::fs::read(&abs).ok();
+        // Held until the new bytes are in place: the base_hash check and the write are one
+        // critical section against every other writer of this document.
+        let (lock, existing) = documents::lock_document(&abs, &rel)?;
         let changed = |why: &str| ApiError {
             status: StatusCode::CONFLICT,
             message: format!("{path} {why} since it was opened: reload it, or save over it"),
@@ -682,6 +687,7 @@ async fn write_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Resp
         } else {
             documents::atomic_write(&abs, &rel, text.as_bytes())?;
         }
+        drop(lock);
         folder.engine.sync()?;
         let status = if created {
             StatusCode::CREATED
@@ -759,7 +765,7 @@ async fn search(
             "query": q,
             "filters": {"tag": options.tag, "top_k": top_k},
             "hits": ragdown_server::query_log::hits_json(&hits),
-            "min_score": engine.index.embedder().min_score(),
+            "min_score": ragdown_server::format::rounded(engine.index.embedder().min_score(), 4),
             "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
         }));
         let hits: Vec<Value> = hits
@@ -771,7 +777,7 @@ async fn search(
                     "heading": h.heading,
                     "start_line": h.line_start,
                     "end_line": h.line_end,
-                    "similarity": (h.similarity * 10_000.0).round() / 10_000.0,
+                    "similarity": ragdown_server::format::rounded(h.similarity, 4),
                     "text": h.text,
                     "tags": h.document.tags,
                     "mtime_ms": h.document.mtime_ns / 1_000_000,
@@ -913,19 +919,26 @@ async fn file(
             )));
         }
         let abs = paths::inside(&folder.dir, &rel)?;
-        let bytes = match std::fs::symlink_metadata(&abs) {
-            Ok(m) if m.is_file() => std::fs::read(&abs)
+        let file = match std::fs::symlink_metadata(&abs) {
+            Ok(m) if m.is_file() => std::fs::File::open(&abs)
                 .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?,
             _ => return Err(ApiError::not_found(format!("no such file: {path}"))),
         };
+        let length = file
+            .metadata()
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+            .len();
+        // Streamed in blocks: a file of any size costs one block of memory, not its size.
+        let stream = tokio_util::io::ReaderStream::new(tokio::fs::File::from_std(file));
         Ok((
             [
-                (header::CONTENT_TYPE, content_type(&rel)),
-                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-                (header::CONTENT_SECURITY_POLICY, "sandbox"),
-                (header::CACHE_CONTROL, "no-cache"),
+                (header::CONTENT_TYPE, content_type(&rel).to_string()),
+                (header::CONTENT_LENGTH, length.to_string()),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_string()),
+                (header::CONTENT_SECURITY_POLICY, "sandbox".to_string()),
+                (header::CACHE_CONTROL, "no-cache".to_string()),
             ],
-            bytes,
+            axum::body::Body::from_stream(stream),
         )
             .into_response())
     })

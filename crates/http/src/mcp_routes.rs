@@ -71,10 +71,58 @@ fn http_config(state: &AppState) -> StreamableHttpServerConfig {
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        // Auth guards this server; it answers whatever host name it is reached by.
+        // `guard` checks Host (and Origin) for every route, /api included, in one place.
         .disable_allowed_hosts()
         .with_max_request_body_bytes(MAX_MCP_BODY)
         .with_cancellation_token(state.shutdown.child_token())
+}
+
+/// A JSON-RPC error answer with no id (the request's could not be read).
+fn json_rpc_error(code: i64, message: String) -> Response {
+    (
+        axum::http::StatusCode::BAD_REQUEST,
+        axum::Json(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": code, "message": message},
+        })),
+    )
+        .into_response()
+}
+
+/// A POST whose JSON body is not a JSON-RPC message gets the JSON-RPC answer a client can read
+/// (-32700 parse error, -32600 invalid request) rather than rmcp's bare 415. The body is
+/// already whole (the guard read it), so looking at it costs no waiting.
+async fn check_message(request: Request) -> Result<Request, Response> {
+    let json_post = request.method() == axum::http::Method::POST
+        && crate::guard::is_json(
+            request
+                .headers()
+                .get(axum::http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok()),
+        );
+    if !json_post {
+        return Ok(request);
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_MCP_BODY).await else {
+        return Err(ApiError::new(
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            format!("an MCP message is at most {MAX_MCP_BODY} bytes"),
+        )
+        .into_response());
+    };
+    let value: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => return Err(json_rpc_error(-32700, format!("Parse error: {e}"))),
+    };
+    if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value) {
+        return Err(json_rpc_error(
+            -32600,
+            format!("Invalid Request: not a JSON-RPC message an MCP client sends ({e})"),
+        ));
+    }
+    Ok(Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// Runs one MCP request against a fresh server made by `make`.
@@ -83,6 +131,10 @@ async fn run_mcp(
     make: impl Fn() -> McpServer + Send + Sync + 'static,
     request: Request,
 ) -> Response {
+    let request = match check_message(request).await {
+        Ok(r) => r,
+        Err(answer) => return answer,
+    };
     let mut service = StreamableHttpService::new(
         move || Ok(make()),
         Arc::new(NeverSessionManager::default()),

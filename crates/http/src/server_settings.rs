@@ -146,7 +146,7 @@ impl Tunables {
 
 /// An `f32` setting as people wrote it (0.95, not 0.949999988).
 pub fn round(x: f32) -> f64 {
-    (f64::from(x) * 10_000.0).round() / 10_000.0
+    ragdown_server::format::rounded(x, 4)
 }
 
 /// The saved settings file of a docs dir.

@@ -193,8 +193,12 @@ impl Index {
             ));
         }
         let converted = ragdown_convert::Format::from_path(&entry.path);
-        if converted.is_none() && bytes[..bytes.len().min(8192)].contains(&0) {
-            return Err("looks binary (it holds NUL bytes), not Markdown".into());
+        if converted.is_none()
+            && let Some(why) = binary_evidence(&bytes)
+        {
+            return Err(format!(
+                "looks binary ({why}), not Markdown: give it another extension, or move it out of the folder"
+            ));
         }
         let hash = blake3::hash(&bytes).to_hex().to_string();
         let known = working.document_by_path(&entry.path);
@@ -446,6 +450,32 @@ pub fn vector_key(embedder_id: &str, text: &str) -> [u8; 32] {
     *hasher.finalize().as_bytes()
 }
 
+/// Why `bytes` are not text, if they are not: a NUL byte, control characters text never has
+/// (more than 1 in 200 bytes), or mostly invalid UTF-8 (more than 1 in 4 bytes; a Latin-1
+/// note has far fewer). The whole file counts, so binary data after a text-like start is
+/// found too.
+pub fn binary_evidence(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.is_empty() {
+        return None;
+    }
+    if bytes.contains(&0) {
+        return Some("it holds NUL bytes");
+    }
+    // Tab, line feed, vertical tab, form feed, carriage return and escape occur in text.
+    let controls = bytes
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0x1b))
+        .count();
+    if controls * 200 > bytes.len() {
+        return Some("it holds control characters");
+    }
+    let invalid: usize = bytes.utf8_chunks().map(|chunk| chunk.invalid().len()).sum();
+    if invalid * 4 > bytes.len() {
+        return Some("most of it is not UTF-8 text");
+    }
+    None
+}
+
 /// A Markdown file's text; invalid UTF-8 is replaced (and logged), never fatal.
 fn markdown_text(path: &str, bytes: Vec<u8>) -> String {
     match String::from_utf8(bytes) {
@@ -454,5 +484,30 @@ fn markdown_text(path: &str, bytes: Vec<u8>) -> String {
             tracing::warn!("{path}: not valid UTF-8; invalid bytes are replaced");
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
+    }
+}
+
+#[cfg(test)]
+mod binary_tests {
+    use super::binary_evidence;
+
+    #[test]
+    fn text_is_text_and_binary_is_found_anywhere() {
+        assert_eq!(binary_evidence(b""), None);
+        assert_eq!(
+            binary_evidence("# Notes\n\tcaf\u{e9} \x1b[1mbold\r\n".as_bytes()),
+            None
+        );
+        // Latin-1 French: a few invalid bytes among text.
+        let latin1: Vec<u8> =
+            b"Le caf\xe9 est pr\xeat, la r\xe9union commence \xe0 midi.\n".repeat(20);
+        assert_eq!(binary_evidence(&latin1), None);
+        // Binary after a clean 8 KiB start, with no NUL anywhere.
+        let mut late = b"# Title\n\n".repeat(1000);
+        late.extend((0u32..20_000).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 | 1));
+        assert!(binary_evidence(&late).is_some());
+        assert_eq!(binary_evidence(b"a\0b"), Some("it holds NUL bytes"));
+        let high: Vec<u8> = (0..4000).map(|i| 0x80 + (i % 64) as u8).collect();
+        assert_eq!(binary_evidence(&high), Some("most of it is not UTF-8 text"));
     }
 }

@@ -38,6 +38,60 @@ pub fn is_document_path(path: &str) -> bool {
     is_markdown_path(path) || ragdown_convert::Format::from_path(path).is_some()
 }
 
+/// The name of a temporary file ragdown writes a document's new version into before renaming
+/// it into place: a dot-file (never indexed, never a change the watcher reports) carrying the
+/// writer's process id, so a leftover of a killed writer can be told from a live one's.
+pub fn temp_file_name(pid: u32, nanos: u128) -> String {
+    format!(".ragdown-{pid}-{nanos}.tmp")
+}
+
+/// The process id in a [`temp_file_name`], if `name` is one.
+pub fn temp_file_pid(name: &str) -> Option<u32> {
+    let middle = name.strip_prefix(".ragdown-")?.strip_suffix(".tmp")?;
+    let (pid, nanos) = middle.split_once('-')?;
+    nanos.bytes().all(|b| b.is_ascii_digit()).then_some(())?;
+    pid.parse().ok()
+}
+
+/// The temporary files ([`temp_file_name`]) under `root`, where documents live (dot-folders
+/// and `node_modules` are not entered): with their writer's pid and age.
+pub fn temp_files(root: &Path) -> Vec<(std::path::PathBuf, u32, std::time::Duration)> {
+    WalkDir::new(root)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || !is_skipped_name(&name) || temp_file_pid(&name).is_some()
+        })
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let pid = temp_file_pid(&e.file_name().to_string_lossy())?;
+            let age = e
+                .metadata()
+                .ok()?
+                .modified()
+                .ok()?
+                .elapsed()
+                .unwrap_or_default();
+            Some((e.into_path(), pid, age))
+        })
+        .collect()
+}
+
+/// Says once per process why a file is not indexed (the walk runs on every change).
+fn skipped_once(path: &Path, why: &str) {
+    static TOLD: std::sync::Mutex<Option<std::collections::HashSet<std::path::PathBuf>>> =
+        std::sync::Mutex::new(None);
+    let Ok(mut told) = TOLD.lock() else { return };
+    if told
+        .get_or_insert_with(Default::default)
+        .insert(path.to_path_buf())
+    {
+        tracing::warn!("not indexed: {}: {why}", path.display());
+    }
+}
+
 /// Walks `root`; unreadable entries are logged and skipped, never fatal.
 pub fn walk(root: &Path) -> Vec<FileEntry> {
     let mut out = Vec::new();
@@ -53,17 +107,35 @@ pub fn walk(root: &Path) -> Vec<FileEntry> {
                 continue;
             }
         };
+        if entry.file_type().is_symlink() {
+            if is_document_path(&entry.file_name().to_string_lossy()) || entry.path().is_dir() {
+                skipped_once(
+                    entry.path(),
+                    "it is a symbolic link, and links are never followed (one could lead out of the folder or loop): move or copy the file itself into the folder",
+                );
+            }
+            continue;
+        }
         if !entry.file_type().is_file() {
-            continue; // directories, and symlinks (never followed)
+            continue; // directories
         }
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
         };
-        let path = rel
+        let Some(parts) = rel
             .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+            .map(|c| c.as_os_str().to_str())
+            .collect::<Option<Vec<_>>>()
+        else {
+            if is_document_path(&entry.file_name().to_string_lossy()) {
+                skipped_once(
+                    entry.path(),
+                    "its name is not valid UTF-8, which paths in results cannot carry: rename it",
+                );
+            }
+            continue;
+        };
+        let path = parts.join("/");
         if !is_document_path(&path) {
             continue;
         }

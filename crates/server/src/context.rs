@@ -247,7 +247,7 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
             "injected": injected.len(),
             "candidates": hits.len(),
             "dropped": hits.len() - injected.len(),
-            "min_score": min_score,
+            "min_score": crate::format::rounded(min_score, 4),
             "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
         }));
     };

@@ -24,12 +24,11 @@ pub fn atomic_write(abs: &Path, rel: &str, bytes: &[u8]) -> Result<(), ToolError
     let dir = abs
         .parent()
         .ok_or_else(|| ToolError::invalid(format!("{rel} has no folder")))?;
-    let tmp = dir.join(format!(
-        ".ragdown-{}-{}.tmp",
+    let tmp = dir.join(ragdown_index::walk::temp_file_name(
         std::process::id(),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
+            .map_or(0, |d| d.as_nanos()),
     ));
     let result = (|| {
         let mut file = fs::File::create(&tmp)?;
@@ -41,6 +40,86 @@ pub fn atomic_write(abs: &Path, rel: &str, bytes: &[u8]) -> Result<(), ToolError
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(|e| io_error(rel, e))
+}
+
+/// Removes the temporary files writers killed mid-write left behind (their documents are
+/// whole: the rename never happened). A file is a leftover when its writer is no longer
+/// running, or, where that cannot be told, when it is over a minute old (a write takes
+/// milliseconds). Returns how many were removed.
+pub fn remove_leftover_temp_files(root: &Path) -> usize {
+    let mut removed = 0;
+    for (path, pid, age) in ragdown_index::walk::temp_files(root) {
+        let writer_gone = if cfg!(target_os = "linux") {
+            pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+        } else {
+            false
+        };
+        if (writer_gone || age > std::time::Duration::from_secs(60))
+            && fs::remove_file(&path).is_ok()
+        {
+            tracing::info!(
+                "removed {}, left by a write that was interrupted",
+                path.display()
+            );
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The write lock of one document, held from reading its current bytes until the new ones are
+/// renamed into place, so a check (its `base_hash`, an edit's `old_text`) and the write that
+/// follows are one critical section. It is an advisory lock (`flock`) on the document file
+/// itself: every open file description conflicts with every other, so it orders threads of one
+/// process and separate processes (two `ragdown stdio`, a CLI `delete`) alike. Dropping it
+/// unlocks.
+pub struct DocumentLock {
+    _file: Option<fs::File>,
+}
+
+/// Locks the document at `abs` and reads it: `None` when there is no such file (a creator then
+/// relies on [`create_new`]'s exclusive create instead). A writer that renamed a new version in
+/// while this one waited leaves the lock on the old, unlinked file; that is detected (the path
+/// names another file now) and the lock is taken again on the current one, so a waiting
+/// writer always checks against what is on disk at the moment it writes.
+pub fn lock_document(abs: &Path, rel: &str) -> Result<(DocumentLock, Option<Vec<u8>>), ToolError> {
+    use std::io::Read;
+    loop {
+        let mut file = match fs::File::open(abs) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((DocumentLock { _file: None }, None));
+            }
+            Err(e) => return Err(io_error(rel, e)),
+        };
+        file.lock().map_err(|e| io_error(rel, e))?;
+        let held = file.metadata().map_err(|e| io_error(rel, e))?;
+        match fs::metadata(abs) {
+            Ok(now) if same_file(&held, &now) => {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes).map_err(|e| io_error(rel, e))?;
+                return Ok((DocumentLock { _file: Some(file) }, Some(bytes)));
+            }
+            // Replaced or removed while this writer waited: look again.
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((DocumentLock { _file: None }, None));
+            }
+            Err(e) => return Err(io_error(rel, e)),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    // Windows refuses to rename over an open file, so the file locked is still the one named.
+    a.len() == b.len() && a.modified().ok() == b.modified().ok()
 }
 
 /// Creates `abs` with `bytes`, failing if it exists (never overwrites).
@@ -82,6 +161,14 @@ fn read_existing(abs: &Path, rel: &str) -> Result<Vec<u8>, ToolError> {
             Err(ToolError::not_found(format!("no such document: {rel}")))
         }
         Err(e) => Err(io_error(rel, e)),
+    }
+}
+
+/// Locks an existing document and reads it ([`lock_document`]); a missing one is not found.
+fn lock_existing(abs: &Path, rel: &str) -> Result<(DocumentLock, Vec<u8>), ToolError> {
+    match lock_document(abs, rel)? {
+        (lock, Some(bytes)) => Ok((lock, bytes)),
+        (_, None) => Err(ToolError::not_found(format!("no such document: {rel}"))),
     }
 }
 
@@ -220,6 +307,17 @@ pub fn read_doc(engine: &Engine, input: &str, range: LineRange) -> Result<String
             (rel, abs, heading, Some(input.to_string()))
         }
     };
+    // Read whole (and converted) in memory: past the indexing limit, refuse rather than
+    // hold an arbitrary amount.
+    let limit = engine.index.settings().max_file_bytes;
+    if let Ok(meta) = fs::metadata(&abs)
+        && meta.len() > limit
+    {
+        return Err(ToolError::invalid(format!(
+            "{rel} is {} bytes, over the {limit}-byte limit for reading and indexing (RAGDOWN_MAX_FILE_BYTES): raise it, or split the document",
+            meta.len()
+        )));
+    }
     let bytes = read_existing(&abs, &rel)?;
     let (text, converted_from) = document_text(&rel, &bytes);
     let lines = lines_of(&text);
@@ -398,7 +496,7 @@ pub fn list(engine: &Engine, args: &ListArgs) -> Result<String, ToolError> {
     for d in docs.into_iter().take(shown) {
         let mut line = format!(
             "{} — {}{}",
-            engine.unscoped(&d.path).unwrap_or(&d.path),
+            crate::format::escaped(engine.unscoped(&d.path).unwrap_or(&d.path)),
             d.title,
             crate::format::tag_list(&d.tags)
         );
@@ -806,11 +904,7 @@ pub fn write(engine: &Engine, args: &WriteArgs) -> Result<String, ToolError> {
     }
     let (rel, abs) = paths::document(&engine.root(), &args.path)?;
     paths::check_markdown(&rel)?;
-    let existing = match fs::read(&abs) {
-        Ok(b) => Some(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_error(&rel, e)),
-    };
+    let (lock, existing) = lock_document(&abs, &rel)?;
     let (new_text, created) = match (existing, args.append) {
         (None, true) => {
             return Err(ToolError::not_found(format!(
@@ -854,6 +948,7 @@ pub fn write(engine: &Engine, args: &WriteArgs) -> Result<String, ToolError> {
     } else {
         atomic_write(&abs, &rel, new_text.as_bytes())?;
     }
+    drop(lock);
     engine.sync()?;
     let hash = short_hash(new_text.as_bytes());
     Ok(if created {
@@ -961,7 +1056,7 @@ pub fn edit(
     }
     let (rel, abs) = paths::document(&engine.root(), path)?;
     paths::check_markdown(&rel)?;
-    let bytes = read_existing(&abs, &rel)?;
+    let (lock, bytes) = lock_existing(&abs, &rel)?;
     check_base_hash(&rel, &bytes, base_hash)?;
     let original = String::from_utf8_lossy(&bytes).into_owned();
     let crlf = original.contains("\r\n");
@@ -1009,6 +1104,7 @@ pub fn edit(
         text = text.replace('\n', "\r\n");
     }
     atomic_write(&abs, &rel, text.as_bytes())?;
+    drop(lock);
     engine.sync()?;
     Ok(format!(
         "edited {rel} (replaced {replaced}, hash {})",
@@ -1052,7 +1148,7 @@ pub fn delete(
         fs::remove_dir_all(&abs).map_err(|e| io_error(&rel, e))?;
     } else {
         paths::check_markdown(&rel)?;
-        let bytes = read_existing(&abs, &rel)?;
+        let (_lock, bytes) = lock_existing(&abs, &rel)?;
         if let Some(base) = base_hash
             && !is_version(&full_hash(&bytes), base)
         {
@@ -1164,7 +1260,9 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
         })
         .collect();
     // Links that point at a moved document, per linking document (by its old path).
-    let mut affected: BTreeMap<String, Vec<(ragdown_markdown::Link, String)>> = BTreeMap::new();
+    // With the hash of the text they were found in: link offsets hold only for that text.
+    type Found = (blake3::Hash, Vec<(ragdown_markdown::Link, String)>);
+    let mut affected: BTreeMap<String, Found> = BTreeMap::new();
     // Only Markdown is ever rewritten: a converted PDF or DOCX is never touched.
     for doc in snap
         .documents()
@@ -1189,7 +1287,8 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
             {
                 affected
                     .entry(doc.path.clone())
-                    .or_default()
+                    .or_insert_with(|| (blake3::hash(text.as_bytes()), Vec::new()))
+                    .1
                     .push((link, old_target));
             }
         }
@@ -1197,17 +1296,37 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
     if let Some(parent) = to_abs.parent() {
         fs::create_dir_all(parent).map_err(|e| io_error(&to_rel, e))?;
     }
-    fs::rename(&from_abs, &to_abs).map_err(|e| io_error(&from_rel, e))?;
+    {
+        // A document being edited moves after the edit is written, never under it (the edit
+        // would otherwise write the old path back).
+        let _lock = if is_dir {
+            None
+        } else {
+            Some(lock_existing(&from_abs, &from_shown)?.0)
+        };
+        fs::rename(&from_abs, &to_abs).map_err(|e| io_error(&from_rel, e))?;
+    }
     engine.sync()?;
     let after = engine.index.snapshot();
     let mut updated = Vec::new();
-    for (old_path, links) in affected {
+    for (old_path, (scanned, links)) in affected {
         let new_path = moved
             .get(&old_path)
             .cloned()
             .unwrap_or_else(|| old_path.clone());
         let abs = root.join(&new_path);
-        let Ok(text) = fs::read_to_string(&abs) else {
+        let Ok((_lock, Some(bytes))) = lock_document(&abs, &new_path) else {
+            continue;
+        };
+        if blake3::hash(&bytes) != scanned {
+            // Edited between the scan and now: its offsets are stale, and a wrong rewrite
+            // would damage it. A broken link is the lesser harm; say so.
+            tracing::warn!(
+                "[ragdown] {new_path} changed during the move of {from_shown}: its links to it were not rewritten"
+            );
+            continue;
+        }
+        let Ok(text) = String::from_utf8(bytes) else {
             continue;
         };
         let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();

@@ -37,6 +37,23 @@ pub fn tag_list(tags: &[String]) -> String {
     format!(" [{}]", marked.join(" "))
 }
 
+/// `x` rounded to `places` decimals, widened first: an `f32` rounded and then widened prints
+/// as `0.7488999962806702` in JSON.
+pub fn rounded(x: f32, places: i32) -> f64 {
+    let scale = 10f64.powi(places);
+    (f64::from(x) * scale).round() / scale
+}
+
+/// A path as text output shows it: control characters (a newline in a file name) escaped as
+/// in JSON, so one hit or document is always one line. Other paths are shown as they are.
+pub fn escaped(path: &str) -> std::borrow::Cow<'_, str> {
+    if !path.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let quoted = serde_json::to_string(path).unwrap_or_default();
+    std::borrow::Cow::Owned(quoted[1..quoted.len().saturating_sub(1)].to_string())
+}
+
 /// The header of one hit, without the `[n] ` prefix.
 pub fn hit_header(hit: &Hit) -> String {
     let doc = &hit.document;
@@ -48,7 +65,7 @@ pub fn hit_header(hit: &Hit) -> String {
         .unwrap_or_default();
     format!(
         "{}:{}-{} — {}{tags} (similarity {:.2}, changed {}{agent})",
-        doc.path,
+        escaped(&doc.path),
         hit.line_start,
         hit.line_end,
         hit.breadcrumb,
@@ -101,8 +118,8 @@ pub fn recall_json(hits: &[Hit]) -> String {
                 "heading": hit.heading,
                 "line_start": hit.line_start,
                 "line_end": hit.line_end,
-                "similarity": (f64::from(hit.similarity) * 10_000.0).round() / 10_000.0,
-                "score": (f64::from(hit.score) * 100_000.0).round() / 100_000.0,
+                "similarity": rounded(hit.similarity, 4),
+                "score": rounded(hit.score, 5),
                 "sources": hit.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                 "tags": hit.document.tags,
                 "modified": iso(hit.document.mtime_ns),
@@ -142,6 +159,14 @@ mod tests {
         let ns = 1_777_629_600_000_000_000; // 2026-05-01T10:00:00Z
         assert_eq!(day(ns), "2026-05-01");
         assert_eq!(iso(ns), "2026-05-01T10:00:00.000Z");
+    }
+
+    #[test]
+    fn control_characters_in_paths_are_escaped() {
+        assert_eq!(escaped("notes/a b.md"), "notes/a b.md");
+        assert_eq!(escaped("notes/a\nb.md"), "notes/a\\nb.md");
+        assert_eq!(escaped("x\r\t\u{1}.md"), "x\\r\\t\\u0001.md");
+        assert_eq!(escaped("caf\u{e9}/\"q\".md"), "caf\u{e9}/\"q\".md");
     }
 
     #[test]

@@ -8,6 +8,11 @@ use ragdown_index::walk::{is_markdown_path, is_skipped_name};
 
 use crate::ToolError;
 
+/// The longest file or folder name most file systems store.
+pub const MAX_NAME_BYTES: usize = 255;
+/// The longest path ragdown takes (well under every system's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 1024;
+
 /// Normalises a client path to a root-relative `/`-separated path. Empty means the root.
 pub fn normalize(input: &str) -> Result<String, ToolError> {
     let unified = input.trim().replace('\\', "/");
@@ -30,7 +35,22 @@ pub fn normalize(input: &str) -> Result<String, ToolError> {
             "path holds a NUL byte: {input:?}"
         )));
     }
-    Ok(parts.join("/"))
+    // File systems refuse longer names (ENAMETOOLONG); say so instead of failing on disk.
+    if let Some(long) = parts.iter().find(|p| p.len() > MAX_NAME_BYTES) {
+        return Err(ToolError::invalid(format!(
+            "a name in the path is {} bytes long, over the {MAX_NAME_BYTES} bytes file systems allow: use a shorter name (it starts {:?})",
+            long.len(),
+            long.chars().take(40).collect::<String>()
+        )));
+    }
+    let joined = parts.join("/");
+    if joined.len() > MAX_PATH_BYTES {
+        return Err(ToolError::invalid(format!(
+            "the path is {} bytes long, over the {MAX_PATH_BYTES} allowed: use a shorter path",
+            joined.len()
+        )));
+    }
+    Ok(joined)
 }
 
 /// Refuses a path through a folder the index skips.
@@ -109,6 +129,22 @@ mod tests {
         assert!(check_indexed_segments("node_modules/x.md").is_err());
         assert!(check_markdown("a.png").is_err());
         assert!(check_markdown("a.MD").is_ok());
+    }
+
+    #[test]
+    fn over_long_names_are_refused_with_the_reason() {
+        let long = format!("notes/{}.md", "n".repeat(5000));
+        let e = normalize(&long).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::Invalid);
+        assert!(e.to_string().contains("5003 bytes long"), "{e}");
+        assert!(normalize(&format!("{}.md", "n".repeat(252))).is_ok());
+        let deep = vec!["dir"; 300].join("/");
+        assert!(
+            normalize(&deep)
+                .unwrap_err()
+                .to_string()
+                .contains("shorter path")
+        );
     }
 
     #[test]

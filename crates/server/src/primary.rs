@@ -38,6 +38,7 @@ pub struct PrimaryDuties {
 
 impl PrimaryDuties {
     pub fn start(engine: &Arc<Engine>, lock: PrimaryLock, watch: bool) -> Self {
+        crate::documents::remove_leftover_temp_files(engine.folder_root());
         // The first sync and every later one run on the follower's thread, so searches answer
         // from what is indexed meanwhile.
         let recorder = engine.clone();

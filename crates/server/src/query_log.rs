@@ -33,8 +33,8 @@ pub fn hits_json(hits: &[Hit]) -> Value {
                 json!({
                     "path": h.path(),
                     "lines": [h.line_start, h.line_end],
-                    "similarity": (h.similarity * 10_000.0).round() / 10_000.0,
-                    "score": (h.score * 100_000.0).round() / 100_000.0,
+                    "similarity": crate::format::rounded(h.similarity, 4),
+                    "score": crate::format::rounded(h.score, 5),
                 })
             })
             .collect(),

@@ -426,7 +426,7 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
                 "query": a.query,
                 "filters": {"path_prefix": options.path_prefix, "tag": options.tag, "top_k": options.limit},
                 "hits": crate::query_log::hits_json(&hits),
-                "min_score": engine.index.embedder().min_score(),
+                "min_score": crate::format::rounded(engine.index.embedder().min_score(), 4),
                 "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
             }));
             Ok(match a.format {

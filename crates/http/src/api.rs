@@ -688,7 +688,7 @@ async fn write_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Resp
             documents::atomic_write(&abs, &rel, text.as_bytes())?;
         }
         drop(lock);
-        folder.engine.sync()?;
+        folder.engine.sync_paths(std::slice::from_ref(&rel))?;
         let status = if created {
             StatusCode::CREATED
         } else {

@@ -48,6 +48,9 @@ pub enum IndexError {
     Reader,
     #[error("the index needs a rebuild ({0}); start the primary server first")]
     NeedsPrimary(String),
+    /// A write's paths failed inside the sync that served them (its error, as text).
+    #[error("{0}")]
+    Urgent(String),
 }
 
 pub type Result<T> = std::result::Result<T, IndexError>;
@@ -113,6 +116,8 @@ pub struct Index {
     bm25: bm25::Bm25,
     snapshot: RwLock<Arc<Snapshot>>,
     sync_lock: Mutex<()>,
+    /// Paths writers asked to index now, served inside a running sync (`sync.rs`).
+    urgent: sync::Urgent,
     status: SyncStatus,
     /// Chunks sent to the embedder since this index was opened (cache misses).
     embedded_chunks: AtomicU64,
@@ -243,6 +248,7 @@ impl Index {
             bm25,
             snapshot: RwLock::new(Arc::new(snapshot)),
             sync_lock: Mutex::new(()),
+            urgent: sync::Urgent::default(),
             status: SyncStatus::default(),
             embedded_chunks: AtomicU64::new(0),
             embedded_pieces: AtomicU64::new(0),

@@ -3,9 +3,9 @@
 //! not seen (so editing one section embeds one chunk and a renamed file embeds nothing), and
 //! write each document in its own transaction. Deleted files are dropped.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ragdown_embed::TextKind;
@@ -23,6 +23,25 @@ const BATCH_CHUNKS: usize = 256;
 /// How often a long sync makes its progress visible to searches.
 const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 const BM25_COMMIT_EVERY: Duration = Duration::from_secs(5);
+/// Texts per embedder call inside a sync: between calls a running sync serves the paths
+/// writers are waiting on, so a write waits for at most one such call (under a second with
+/// MiniLM on two cores), not for a whole batch or a huge document.
+const EMBED_SLICE: usize = 32;
+
+/// Paths writers want indexed now, handed to the sync that is running (a write must not wait
+/// for a whole-folder sync), with the answers for them.
+#[derive(Default)]
+pub(crate) struct Urgent {
+    state: Mutex<UrgentState>,
+    answered: Condvar,
+}
+
+#[derive(Default)]
+struct UrgentState {
+    next_ticket: u64,
+    waiting: Vec<(u64, Vec<String>)>,
+    answers: HashMap<u64, std::result::Result<SyncReport, String>>,
+}
 
 /// What one sync did.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
@@ -64,6 +83,20 @@ struct Run {
     last_publish: Instant,
     last_commit: Instant,
     report: SyncReport,
+    /// Paths indexed for writers during this run: what the run read of them before is stale.
+    urgent_done: HashSet<String>,
+}
+
+impl Run {
+    fn new(working: Snapshot) -> Self {
+        Self {
+            working,
+            last_publish: Instant::now(),
+            last_commit: Instant::now(),
+            report: SyncReport::default(),
+            urgent_done: HashSet::new(),
+        }
+    }
 }
 
 impl Index {
@@ -88,14 +121,204 @@ impl Index {
         result
     }
 
+    /// Indexes `paths` (root-relative; created, changed or deleted) and answers as soon as
+    /// they are searchable. When a sync is running, the paths are handed to it and served
+    /// between two embedder calls, so a write never waits behind a whole-folder sync.
+    pub fn sync_paths(&self, paths: &[String]) -> Result<SyncReport> {
+        if !self.is_writable() {
+            return Err(crate::IndexError::Reader);
+        }
+        let mut ticket = None;
+        loop {
+            match self.sync_lock.try_lock() {
+                Ok(_one_at_a_time) => {
+                    // A sync that took this ticket answered it before letting the lock go.
+                    if let Some(t) = ticket
+                        && let Some(answer) = self.take_answer(t)?
+                    {
+                        return answer;
+                    }
+                    if let Some(t) = ticket {
+                        self.withdraw(t)?;
+                    }
+                    let started = Instant::now();
+                    let mut run = Run::new((*self.snapshot()).clone());
+                    let set: BTreeSet<String> = paths.iter().cloned().collect();
+                    let mut report = self.index_paths(&mut run, &set)?;
+                    self.finish_urgent(&mut run)?;
+                    report.elapsed = started.elapsed();
+                    return Ok(report);
+                }
+                Err(std::sync::TryLockError::Poisoned(_)) => {
+                    return Err(crate::IndexError::Poisoned);
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+            let t = match ticket {
+                Some(t) => t,
+                None => {
+                    let mut state = self.urgent_state()?;
+                    state.next_ticket += 1;
+                    let t = state.next_ticket;
+                    state.waiting.push((t, paths.to_vec()));
+                    ticket = Some(t);
+                    t
+                }
+            };
+            // Wait for the running sync to answer, looking at the lock now and then in case
+            // it ended before reaching a point where it serves writers.
+            let state = self.urgent_state()?;
+            let (mut state, _) = self
+                .urgent
+                .answered
+                .wait_timeout_while(state, Duration::from_millis(50), |s| {
+                    !s.answers.contains_key(&t)
+                })
+                .map_err(|_| crate::IndexError::Poisoned)?;
+            if let Some(answer) = state.answers.remove(&t) {
+                return answer.map_err(crate::IndexError::Urgent);
+            }
+        }
+    }
+
+    fn urgent_state(&self) -> Result<std::sync::MutexGuard<'_, UrgentState>> {
+        self.urgent
+            .state
+            .lock()
+            .map_err(|_| crate::IndexError::Poisoned)
+    }
+
+    fn take_answer(&self, ticket: u64) -> Result<Option<Result<SyncReport>>> {
+        Ok(self
+            .urgent_state()?
+            .answers
+            .remove(&ticket)
+            .map(|a| a.map_err(crate::IndexError::Urgent)))
+    }
+
+    fn withdraw(&self, ticket: u64) -> Result<()> {
+        self.urgent_state()?.waiting.retain(|(t, _)| *t != ticket);
+        Ok(())
+    }
+
+    /// Indexes every path writers are waiting on, inside the running sync `run`, makes them
+    /// searchable and answers the writers.
+    fn serve_urgent(&self, run: &mut Run) -> Result<()> {
+        let waiting = std::mem::take(&mut self.urgent_state()?.waiting);
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        let paths: BTreeSet<String> = waiting.iter().flat_map(|(_, p)| p.clone()).collect();
+        let outcome = self
+            .index_paths(run, &paths)
+            .and_then(|report| self.finish_urgent(run).map(|()| report));
+        let mut state = self.urgent_state()?;
+        for (ticket, _) in waiting {
+            let answer = match &outcome {
+                Ok(report) => Ok(report.clone()),
+                Err(e) => Err(e.to_string()),
+            };
+            state.answers.insert(ticket, answer);
+        }
+        drop(state);
+        self.urgent.answered.notify_all();
+        outcome.map(|_| ())
+    }
+
+    /// Makes what `run` wrote for writers searchable at once (BM25 committed, snapshot
+    /// published).
+    fn finish_urgent(&self, run: &mut Run) -> Result<()> {
+        let generation = self.store()?.generation()?;
+        self.bm25.commit(generation)?;
+        run.last_commit = Instant::now();
+        run.working.seal();
+        run.working.refresh_superseded();
+        self.publish(Arc::new(run.working.clone()));
+        run.last_publish = Instant::now();
+        Ok(())
+    }
+
+    /// Brings `paths` level with the disk inside `run`: re-indexed, added, or dropped when
+    /// gone. The work is reported apart from the run's own.
+    fn index_paths(&self, run: &mut Run, paths: &BTreeSet<String>) -> Result<SyncReport> {
+        let outer = std::mem::take(&mut run.report);
+        let mut batch = Vec::new();
+        for path in paths {
+            let full = self.settings.root.join(path);
+            let meta = std::fs::symlink_metadata(&full)
+                .ok()
+                .filter(|m| m.is_file() && crate::walk::is_document_path(path));
+            let Some(meta) = meta else {
+                if run.working.document_by_path(path).is_some() {
+                    self.remove_path(run, path)?;
+                }
+                continue;
+            };
+            let entry = FileEntry {
+                path: path.clone(),
+                size: meta.len(),
+                mtime_ns: meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos() as i64),
+            };
+            self.take_prepared(run, &entry, &mut batch, None)?;
+        }
+        self.write_batch(run, batch, false)?;
+        run.urgent_done.extend(paths.iter().cloned());
+        Ok(std::mem::replace(&mut run.report, outer))
+    }
+
+    fn remove_path(&self, run: &mut Run, path: &str) -> Result<()> {
+        self.store()?.remove_document(path)?;
+        self.bm25.remove_path(path)?;
+        run.working.remove_document(path);
+        run.report.removed += 1;
+        Ok(())
+    }
+
+    /// Reads and parses one file into `batch` (or records it unchanged, or skipped with the
+    /// reason: its old record is then queued in `to_remove`, or dropped at once without one).
+    /// Returns the chunks it added to `batch`.
+    fn take_prepared(
+        &self,
+        run: &mut Run,
+        entry: &FileEntry,
+        batch: &mut Vec<Prepared>,
+        to_remove: Option<&mut Vec<String>>,
+    ) -> Result<usize> {
+        match self.prepare(entry, &run.working) {
+            Ok(Outcome::Unchanged(record)) => {
+                let record = *record;
+                self.store()?
+                    .touch_document(record.id, record.size, record.mtime_ns)?;
+                run.working.put_document(record);
+                run.report.touched += 1;
+                Ok(0)
+            }
+            Ok(Outcome::Changed(prepared)) => {
+                let chunks = prepared.chunks.len();
+                batch.push(*prepared);
+                Ok(chunks)
+            }
+            Err(reason) => {
+                tracing::warn!("skipping {}: {reason}", entry.path);
+                if run.working.document_by_path(&entry.path).is_some() {
+                    match to_remove {
+                        Some(later) => later.push(entry.path.clone()),
+                        None => self.remove_path(run, &entry.path)?,
+                    }
+                }
+                run.report.skipped.push((entry.path.clone(), reason));
+                Ok(0)
+            }
+        }
+    }
+
     fn sync_inner(&self, started: Instant) -> Result<SyncReport> {
         let files = walk(&self.settings.root);
-        let mut run = Run {
-            working: (*self.snapshot()).clone(),
-            last_publish: Instant::now(),
-            last_commit: Instant::now(),
-            report: SyncReport::default(),
-        };
+        let mut run = Run::new((*self.snapshot()).clone());
         let on_disk: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
         let mut to_remove: Vec<String> = run
             .working
@@ -119,39 +342,27 @@ impl Index {
         let mut batch: Vec<Prepared> = Vec::new();
         let mut batch_chunks = 0;
         for entry in candidates {
-            match self.prepare(entry, &run.working) {
-                Ok(Outcome::Unchanged(record)) => {
-                    let record = *record;
-                    self.store()?
-                        .touch_document(record.id, record.size, record.mtime_ns)?;
-                    run.working.put_document(record);
-                    run.report.touched += 1;
-                }
-                Ok(Outcome::Changed(prepared)) => {
-                    batch_chunks += prepared.chunks.len();
-                    batch.push(*prepared);
-                }
-                Err(reason) => {
-                    tracing::warn!("skipping {}: {reason}", entry.path);
-                    if run.working.document_by_path(&entry.path).is_some() {
-                        to_remove.push(entry.path.clone());
-                    }
-                    run.report.skipped.push((entry.path.clone(), reason));
-                }
+            self.serve_urgent(&mut run)?;
+            // A path indexed for a writer meanwhile is already level with the disk.
+            if !run.urgent_done.contains(&entry.path) {
+                batch_chunks +=
+                    self.take_prepared(&mut run, entry, &mut batch, Some(&mut to_remove))?;
             }
             if batch_chunks >= BATCH_CHUNKS {
-                self.write_batch(&mut run, std::mem::take(&mut batch))?;
+                self.write_batch(&mut run, std::mem::take(&mut batch), true)?;
                 batch_chunks = 0;
             }
             self.status.files_done.fetch_add(1, Ordering::Relaxed);
         }
-        self.write_batch(&mut run, batch)?;
+        self.write_batch(&mut run, batch, true)?;
+        self.serve_urgent(&mut run)?;
 
         for path in &to_remove {
-            self.store()?.remove_document(path)?;
-            self.bm25.remove_path(path)?;
-            run.working.remove_document(path);
-            run.report.removed += 1;
+            // Indexed for a writer meanwhile: what the walk saw of it is stale.
+            if run.urgent_done.contains(path) {
+                continue;
+            }
+            self.remove_path(&mut run, path)?;
         }
         let changed = run.report.added + run.report.updated + run.report.removed;
         if changed > 0 || run.report.touched > 0 {
@@ -290,7 +501,7 @@ impl Index {
     }
 
     /// Embeds the batch's cache misses, then writes each document in its own transaction.
-    fn write_batch(&self, run: &mut Run, batch: Vec<Prepared>) -> Result<()> {
+    fn write_batch(&self, run: &mut Run, batch: Vec<Prepared>, serve_writers: bool) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -331,26 +542,42 @@ impl Index {
         // records (or stay out) until it is back.
         let mut embedding_off: Option<String> = None;
         if !missing.is_empty() {
-            let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
-            match self.embedder.embed(&texts, TextKind::Document) {
-                Ok(embedded) => {
-                    let missing_pieces = embedded.len().saturating_sub(missing_chunks);
-                    self.embedded_chunks
-                        .fetch_add(missing_chunks as u64, Ordering::Relaxed);
-                    self.embedded_pieces
-                        .fetch_add(missing_pieces as u64, Ordering::Relaxed);
-                    run.report.embedded += missing_chunks;
-                    run.report.embedded_pieces += missing_pieces;
-                    let entries: Vec<([u8; 32], Vec<f32>)> =
-                        missing.iter().map(|(k, _)| *k).zip(embedded).collect();
-                    self.store()?.put_vectors(&entries)?;
-                    vectors.extend(entries);
+            let missing_pieces = missing.len() - missing_chunks;
+            // Similar lengths together: each slice pads little, as one big call would.
+            missing.sort_by_key(|(_, t)| t.len());
+            for slice in missing.chunks(EMBED_SLICE) {
+                let texts: Vec<&str> = slice.iter().map(|(_, t)| t.as_str()).collect();
+                match self.embedder.embed(&texts, TextKind::Document) {
+                    Ok(embedded) => {
+                        let entries: Vec<([u8; 32], Vec<f32>)> =
+                            slice.iter().map(|(k, _)| *k).zip(embedded).collect();
+                        self.store()?.put_vectors(&entries)?;
+                        vectors.extend(entries);
+                    }
+                    Err(ragdown_embed::EmbedError::Unavailable(reason)) => {
+                        embedding_off = Some(reason);
+                        break;
+                    }
+                    Err(e) => return Err(e.into()),
                 }
-                Err(ragdown_embed::EmbedError::Unavailable(reason)) => embedding_off = Some(reason),
-                Err(e) => return Err(e.into()),
+                if serve_writers {
+                    self.serve_urgent(run)?;
+                }
+            }
+            if embedding_off.is_none() {
+                self.embedded_chunks
+                    .fetch_add(missing_chunks as u64, Ordering::Relaxed);
+                self.embedded_pieces
+                    .fetch_add(missing_pieces as u64, Ordering::Relaxed);
+                run.report.embedded += missing_chunks;
+                run.report.embedded_pieces += missing_pieces;
             }
         }
         for p in batch {
+            // Indexed for a writer while this batch was embedded: this reading is stale.
+            if run.urgent_done.contains(&p.record.path) {
+                continue;
+            }
             if let Some(reason) = &embedding_off {
                 let all_cached = p
                     .keys

@@ -529,3 +529,110 @@ fn a_reader_refuses_records_of_another_embedder() {
         "{err}"
     );
 }
+
+/// The hash embedder, made slow: each text takes `per_text`.
+struct SlowEmbedder {
+    inner: HashEmbedder,
+    per_text: std::time::Duration,
+}
+
+impl ragdown_embed::Embedder for SlowEmbedder {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn min_score(&self) -> f32 {
+        self.inner.min_score()
+    }
+    fn embed(&self, texts: &[&str], kind: TextKind) -> ragdown_embed::Result<Vec<Vec<f32>>> {
+        std::thread::sleep(self.per_text * texts.len() as u32);
+        self.inner.embed(texts, kind)
+    }
+}
+
+/// A write is indexed while a long sync runs, without waiting for it, and the long sync
+/// neither loses it nor writes back what it had read of the same file before.
+#[test]
+fn a_write_is_indexed_at_once_while_a_long_sync_runs() {
+    use std::time::{Duration, Instant};
+    let f = Fixture::new();
+    f.write("a.md", "# A\n\nThe first version of a.\n");
+    let sections: String = (0..300)
+        .map(|i| format!("## Part {i}\n\nPart {i} says something about subject {i}.\n\n"))
+        .collect();
+    f.write("big.md", &format!("# Big\n\n{sections}"));
+    let index = Arc::new(
+        Index::open(
+            IndexSettings {
+                root: f.docs.path().to_path_buf(),
+                data_dir: f.data.path().to_path_buf(),
+                max_file_bytes: 1 << 20,
+            },
+            Arc::new(SlowEmbedder {
+                inner: HashEmbedder::new(64),
+                per_text: Duration::from_millis(10),
+            }),
+        )
+        .unwrap(),
+    );
+    let long = {
+        let index = index.clone();
+        std::thread::spawn(move || index.sync())
+    };
+    // a.md is read first; then big.md fills the batch, whose slow embedding starts.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while index
+        .status()
+        .files_done
+        .load(std::sync::atomic::Ordering::Relaxed)
+        < 1
+    {
+        assert!(Instant::now() < deadline, "the long sync never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    f.write(
+        "a.md",
+        "# A\n\nThe lighthouse keeper wrote the second version.\n",
+    );
+    f.write("new.md", "# New\n\nA zeppelin over the harbour.\n");
+    let started = Instant::now();
+    let report = index
+        .sync_paths(&["a.md".to_string(), "new.md".to_string()])
+        .unwrap();
+    let waited = started.elapsed();
+    assert!(!long.is_finished(), "the long sync was still running");
+    assert!(
+        waited < Duration::from_secs(2),
+        "the write waited {waited:?}"
+    );
+    // a.md too is new to the records: the long sync had read it but not yet written it.
+    assert_eq!(report.added + report.updated, 2, "{report:?}");
+    assert!(!all_bm25(&index, "zeppelin").is_empty());
+    assert!(!all_bm25(&index, "lighthouse").is_empty());
+    let long_report = long.join().unwrap().unwrap();
+    assert_eq!(long_report.added, 1, "big.md: {long_report:?}");
+    let snap = index.snapshot();
+    let a = snap.document_by_path("a.md").unwrap();
+    let a_text: String = snap
+        .chunks_of(a.id)
+        .iter()
+        .map(|c| c.text.clone())
+        .collect();
+    assert!(a_text.contains("second version"), "{a_text}");
+    assert!(snap.document_by_path("new.md").is_some());
+    assert!(snap.document_by_path("big.md").is_some());
+    assert!(
+        all_bm25(&index, "first").is_empty(),
+        "the stale reading of a.md is gone"
+    );
+    assert_snapshot_matches_records(&index);
+    // With no sync running the same call works on its own, deletions included.
+    std::fs::remove_file(f.docs.path().join("new.md")).unwrap();
+    let report = index.sync_paths(&["new.md".to_string()]).unwrap();
+    assert_eq!(report.removed, 1);
+    assert!(index.snapshot().document_by_path("new.md").is_none());
+    assert_snapshot_matches_records(&index);
+}

@@ -666,7 +666,7 @@ pub fn ingest(engine: &Engine, args: &IngestArgs) -> Result<String, ToolError> {
         fs::create_dir_all(dir).map_err(|e| io_error(&rel, e))?;
     }
     atomic_write(&abs, &rel, text.as_bytes())?;
-    engine.sync()?;
+    engine.sync_paths(&[engine.scoped(&rel)])?;
     let verb = if replaced { "replaced" } else { "ingested" };
     Ok(format!(
         "{verb} {rel} ({} lines) from {source}",
@@ -823,7 +823,7 @@ pub fn remember(engine: &Engine, args: &RememberArgs) -> Result<String, ToolErro
         }
         n += 1;
     };
-    engine.sync()?;
+    engine.sync_paths(&[engine.scoped(&rel)])?;
     Ok(if replaced.is_empty() {
         format!("saved {rel}")
     } else {
@@ -949,7 +949,7 @@ pub fn write(engine: &Engine, args: &WriteArgs) -> Result<String, ToolError> {
         atomic_write(&abs, &rel, new_text.as_bytes())?;
     }
     drop(lock);
-    engine.sync()?;
+    engine.sync_paths(&[engine.scoped(&rel)])?;
     let hash = short_hash(new_text.as_bytes());
     Ok(if created {
         format!("created {rel} (hash {hash})")
@@ -1105,7 +1105,7 @@ pub fn edit(
     }
     atomic_write(&abs, &rel, text.as_bytes())?;
     drop(lock);
-    engine.sync()?;
+    engine.sync_paths(&[engine.scoped(&rel)])?;
     Ok(format!(
         "edited {rel} (replaced {replaced}, hash {})",
         short_hash(text.as_bytes())
@@ -1158,7 +1158,11 @@ pub fn delete(
         }
         fs::remove_file(&abs).map_err(|e| io_error(&rel, e))?;
     }
-    engine.sync()?;
+    if meta.is_dir() {
+        engine.sync()?;
+    } else {
+        engine.sync_paths(&[engine.scoped(&rel)])?;
+    }
     Ok(format!("deleted {rel}"))
 }
 
@@ -1306,7 +1310,11 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
         };
         fs::rename(&from_abs, &to_abs).map_err(|e| io_error(&from_rel, e))?;
     }
-    engine.sync()?;
+    if is_dir {
+        engine.sync()?;
+    } else {
+        engine.sync_paths(&[from_rel.clone(), to_rel.clone()])?;
+    }
     let after = engine.index.snapshot();
     let mut updated = Vec::new();
     for (old_path, (scanned, links)) in affected {
@@ -1406,7 +1414,7 @@ pub fn move_paths(engine: &Engine, from: &str, to: &str) -> Result<Moved, ToolEr
         updated.push(new_path);
     }
     if !updated.is_empty() {
-        engine.sync()?;
+        engine.sync_paths(&updated)?;
     }
     // Documents outside the scope whose links were rewritten are shown folder-relative.
     let updated = updated

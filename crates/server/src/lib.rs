@@ -292,6 +292,19 @@ impl Engine {
         Ok(report)
     }
 
+    /// Indexes the documents a write changed (folder-relative paths: [`Engine::scoped`] for
+    /// a tool's) and answers once they are searchable — without waiting for a whole-folder
+    /// sync that may be running (it serves these paths between two embedder calls). A reader
+    /// forwards a sync to the primary instead.
+    pub fn sync_paths(&self, folder_paths: &[String]) -> Result<SyncReport, ToolError> {
+        if !self.is_primary() {
+            return self.sync();
+        }
+        let report = self.index.sync_paths(folder_paths)?;
+        self.record_sync(&report);
+        Ok(report)
+    }
+
     /// Remembers a finished sync (the watcher's too) for `ragdown_stats`.
     pub fn record_sync(&self, report: &SyncReport) {
         if let Ok(mut last) = self.last_sync.lock() {

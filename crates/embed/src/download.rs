@@ -1,6 +1,11 @@
 //! First-start download of a preset's files from a Hugging Face–style hub into the models
 //! folder: streamed to a `.part` file, checked against the hub's SHA-256 ETag when it sends
 //! one, then renamed into place, so an interrupted download never leaves a half file behind.
+//!
+//! Every download (and the OpenAI-compatible client) goes through [`agent`]: it trusts the
+//! platform's certificate store, with `SSL_CERT_FILE` / `SSL_CERT_DIR` honoured as pip and
+//! curl honour them, so a TLS-inspecting proxy whose CA the machine trusts is trusted here too;
+//! `HTTPS_PROXY` is followed. A failure says what failed, from where, and what to set.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -9,6 +14,62 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::{EmbedError, Preset, Result};
+
+/// The HTTP client of every download and embedding request (see the module text), with an
+/// overall time limit per request when given.
+pub fn agent(timeout: Option<std::time::Duration>) -> ureq::Agent {
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(platform_roots())
+        .build();
+    ureq::Agent::config_builder()
+        .tls_config(tls)
+        .timeout_global(timeout)
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// The machine's trusted certificates (`SSL_CERT_FILE` / `SSL_CERT_DIR` when set); Mozilla's
+/// bundled roots when the machine has none.
+fn platform_roots() -> ureq::tls::RootCerts {
+    let found = rustls_native_certs::load_native_certs();
+    for e in &found.errors {
+        tracing::warn!("reading the system's trusted certificates: {e}");
+    }
+    if found.certs.is_empty() {
+        return ureq::tls::RootCerts::WebPki;
+    }
+    found
+        .certs
+        .iter()
+        .map(|der| ureq::tls::Certificate::from_der(der.as_ref()).to_owned())
+        .into()
+}
+
+/// What went wrong reaching a server, with what to do about it.
+fn explain(error: &ureq::Error) -> String {
+    let text = error.to_string();
+    let lower = text.to_lowercase();
+    if lower.contains("certificate") || lower.contains("unknownissuer") || lower.contains("tls") {
+        format!(
+            "{text}: the server's certificate is not trusted here. Behind a proxy that inspects \
+             TLS, point SSL_CERT_FILE at a PEM file holding its CA certificate (or SSL_CERT_DIR at \
+             a folder of them), or install that CA in the system's store"
+        )
+    } else if matches!(
+        error,
+        ureq::Error::Io(_) | ureq::Error::HostNotFound | ureq::Error::ConnectionFailed
+    ) || lower.contains("timed out")
+    {
+        format!(
+            "{text}: the server could not be reached. Check the network, set HTTPS_PROXY if a \
+             proxy is needed, or point HF_ENDPOINT (models) or RAGDOWN_ORT_URL (ONNX Runtime) at \
+             a mirror"
+        )
+    } else {
+        text
+    }
+}
 
 /// Receives download progress (the CLI draws a bar; servers log).
 pub trait Progress: Sync {
@@ -51,7 +112,19 @@ pub fn ensure_preset(
             remote
         );
         tracing::info!(%url, "downloading model file");
-        download(&url, &target, progress)?;
+        download(&url, &target, progress).map_err(|e| match e {
+            EmbedError::Download { url, reason } => EmbedError::Download {
+                url,
+                reason: format!(
+                    "{reason}. The model {} is downloaded once, on first start; without network \
+                     access, copy its files into {} or set RAGDOWN_EMBEDDER to a folder holding \
+                     model.onnx and tokenizer.json",
+                    preset.name,
+                    dir.display()
+                ),
+            },
+            other => other,
+        })?;
     }
     Ok(dir)
 }
@@ -77,7 +150,13 @@ pub fn download_checked(
         path: target.to_path_buf(),
         source,
     };
-    let mut response = ureq::get(url).call().map_err(|e| fail(e.to_string()))?;
+    let mut response = agent(None).get(url).call().map_err(|e| fail(explain(&e)))?;
+    if !response.status().is_success() {
+        return Err(fail(format!(
+            "the server answered {}: check the address (HF_ENDPOINT for models, RAGDOWN_ORT_URL for ONNX Runtime)",
+            response.status()
+        )));
+    }
     let expected = pinned.or_else(|| server_checksum(&response));
     let total = response
         .headers()
@@ -172,6 +251,66 @@ pub(crate) mod tests {
             }
         });
         format!("http://{addr}")
+    }
+
+    /// A private CA (as a TLS-inspecting proxy has) is trusted once SSL_CERT_FILE names it,
+    /// and until then the failure says to set it. The CA and the HTTPS server come from the
+    /// machine's openssl and Python.
+    #[test]
+    fn a_private_ca_is_trusted_through_ssl_cert_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |args: &str| {
+            let ok = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(args)
+                .current_dir(dir.path())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "{args}");
+        };
+        run(
+            "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=ragdown-test-ca",
+        );
+        run(
+            "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1",
+        );
+        run(
+            "printf 'subjectAltName=IP:127.0.0.1' > san.ext && openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile san.ext",
+        );
+        std::fs::write(dir.path().join("model.bin"), b"weights").unwrap();
+        let server = "import http.server, ssl, sys\n\
+            s = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n\
+            c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n\
+            c.load_cert_chain('server.pem', 'server.key')\n\
+            s.socket = c.wrap_socket(s.socket, server_side=True)\n\
+            print(s.server_address[1], flush=True)\n\
+            s.serve_forever()\n";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", server])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut port = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        let url = format!("https://127.0.0.1:{}/model.bin", port.trim());
+        let target = dir.path().join("got.bin");
+        // SAFETY (of the test): nextest runs each test in its own process.
+        unsafe { std::env::remove_var("SSL_CERT_FILE") };
+        let refused = download(&url, &target, &Silent).unwrap_err().to_string();
+        assert!(refused.contains("SSL_CERT_FILE"), "{refused}");
+        unsafe { std::env::set_var("SSL_CERT_FILE", dir.path().join("ca.pem")) };
+        let fetched = download(&url, &target, &Silent);
+        unsafe { std::env::remove_var("SSL_CERT_FILE") };
+        let _ = child.kill();
+        let _ = child.wait();
+        fetched.unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"weights");
     }
 
     struct Counting(AtomicU64);

@@ -34,11 +34,7 @@ struct Item {
 impl OpenAiEmbedder {
     /// Connects and probes the dimension with one request.
     pub fn connect(model: &str, base_url: &str, key: Option<&str>) -> Result<Self> {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = crate::download::agent(Some(Duration::from_secs(60)));
         let mut embedder = Self {
             agent,
             url: format!("{}/embeddings", base_url.trim_end_matches('/')),

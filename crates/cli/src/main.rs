@@ -119,6 +119,8 @@ fn all_dirs(dir: Option<PathBuf>, mut more: Vec<PathBuf>) -> Vec<PathBuf> {
 fn main() {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: a redirected log stays plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("RAGDOWN_LOG")
                 // html5ever warns about every odd namespace in a converted page: noise.

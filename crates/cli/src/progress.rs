@@ -36,20 +36,42 @@ impl ragdown_embed::download::Progress for DownloadBar {
     }
 }
 
-/// Runs a sync while drawing files done / total.
+/// How often a sync's progress is printed as a plain line when stderr is not a terminal.
+const LINE_EVERY: Duration = Duration::from_secs(5);
+
+/// Runs a sync while showing its progress on stderr: a bar of sections indexed (the stage
+/// that takes the time: embedding) with files read beside it on a terminal; otherwise, for a
+/// sync that lasts, a line every few seconds. A sync with nothing to do shows nothing.
 pub fn sync_with_bar(index: &Index) -> ragdown_index::Result<SyncReport> {
-    let bar = ProgressBar::new(0);
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let bar = if terminal {
+        ProgressBar::new(0)
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
-        ProgressStyle::with_template("indexing {bar:30} {pos}/{len} files {elapsed}")
+        ProgressStyle::with_template("indexing {bar:30} {pos}/{len} sections, {msg} {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let poller = scope.spawn(|| {
+            let started = std::time::Instant::now();
+            let mut last_line = started;
             while !done.load(Ordering::Relaxed) {
-                let status = index.status();
-                bar.set_length(status.files_total.load(Ordering::Relaxed) as u64);
-                bar.set_position(status.files_done.load(Ordering::Relaxed) as u64);
+                if let Some(p) = index.sync_progress() {
+                    bar.set_length(p.sections_total as u64);
+                    bar.set_position(p.sections_done as u64);
+                    bar.set_message(format!("{} of {} files read", p.files_done, p.files_total));
+                    if !terminal && last_line.elapsed() >= LINE_EVERY {
+                        eprintln!(
+                            "ragdown: {} ({} s)",
+                            p.describe(),
+                            started.elapsed().as_secs()
+                        );
+                        last_line = std::time::Instant::now();
+                    }
+                }
                 std::thread::sleep(Duration::from_millis(100));
             }
         });

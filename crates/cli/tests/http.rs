@@ -609,7 +609,20 @@ async fn documents_search_links_and_files() {
         s.get("/api/search?folder=work").await.0,
         StatusCode::BAD_REQUEST
     );
-    assert_eq!(s.get("/api/search?q=x").await.0, StatusCode::BAD_REQUEST);
+    // Without a folder: every folder, hits labelled with theirs.
+    let (code, everywhere) = s.get("/api/search?q=tomatoes%20sun%20pg_restore").await;
+    assert_eq!(code, StatusCode::OK, "{everywhere}");
+    let paths: Vec<&str> = everywhere["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["path"].as_str())
+        .collect();
+    assert!(
+        paths.contains(&"home/garden.md") && paths.contains(&"work/backups.md"),
+        "{paths:?}"
+    );
+    assert!(everywhere.get("indexing").is_none(), "nothing is indexing");
     assert_eq!(
         s.get("/api/search?folder=nope&q=x").await.0,
         StatusCode::NOT_FOUND

@@ -1067,3 +1067,79 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
     assert!(!hits.contains("new.md"), "{hits}");
     client.cancel().await.unwrap();
 }
+
+/// During a first index (a slow model here), a recall says how far indexing is instead of a
+/// bare "No matching documents.", and `ragdown query` without a terminal prints its progress
+/// every few seconds instead of nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_index_says_how_far_it_is() {
+    let docs = tempfile::tempdir().unwrap();
+    for i in 0..240 {
+        std::fs::write(
+            docs.path().join(format!("note-{i}.md")),
+            format!("# Note {i}\n\nThe lighthouse number {i} keeps its lamp lit all night.\n"),
+        )
+        .unwrap();
+    }
+    let url = common::slow_embedding_service(std::time::Duration::from_millis(800));
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
+    cmd.arg("stdio")
+        .env("RAGDOWN_DOCS_DIR", docs.path())
+        .env("RAGDOWN_DATA_DIR", data.path())
+        .env("RAGDOWN_EMBEDDER", "openai:slow")
+        .env("RAGDOWN_EMBEDDING_URL", &url)
+        .stderr(std::process::Stdio::null());
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let mut said = None;
+    for _ in 0..20 {
+        let (err, text) = common::call_tool(
+            &client,
+            "ragdown_recall",
+            json!({"query": "lighthouse lamp"}),
+        )
+        .await;
+        assert!(!err, "{text}");
+        if text.contains("indexing: ") {
+            said = Some(text);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let said = said.expect("a recall during the first index says so");
+    assert!(
+        said.contains("files read")
+            && (said.contains("results may be incomplete")
+                || said.starts_with("No matching documents yet")),
+        "{said}"
+    );
+    let (_, as_json) = common::call_tool(
+        &client,
+        "ragdown_recall",
+        json!({"query": "lighthouse lamp", "format": "json"}),
+    )
+    .await;
+    let v: Value = serde_json::from_str(&as_json).unwrap();
+    assert_eq!(v["indexing"]["files_total"], 240, "{as_json}");
+    client.cancel().await.unwrap();
+
+    let other = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"))
+        .args(["query", &docs.path().to_string_lossy(), "lighthouse lamp"])
+        .env("RAGDOWN_DATA_DIR", other.path())
+        .env("RAGDOWN_EMBEDDER", "openai:slow")
+        .env("RAGDOWN_EMBEDDING_URL", &url)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("ragdown: indexing: ") && stderr.contains("of 240 files read"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no colour codes in a redirected log: {stderr}"
+    );
+}

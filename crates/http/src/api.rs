@@ -732,13 +732,16 @@ async fn delete_doc(
     .await
 }
 
+/// Hybrid search over one folder (`folder=`) or, without one, every folder (human-only ones
+/// included: this is the people's search), hits merged by fused score. While a folder is
+/// still indexing, `indexing` says how far it is.
 async fn search(
     State(state): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
     let q = required(&query, "q")?.to_string();
-    let name = required(&query, "folder")?.to_string();
+    let name = query.get("folder").filter(|f| !f.is_empty()).cloned();
     let top_k = match query.get("top_k").filter(|v| !v.is_empty()) {
         None => 10,
         Some(v) => v
@@ -748,29 +751,44 @@ async fn search(
     .clamp(1, 50);
     let tag = query.get("tag").cloned();
     blocking(move || {
-        let folder = folder_of(&folders, &name)?;
-        let engine = &folder.engine;
-        let settings = engine.settings();
-        let options = ragdown_search::SearchOptions {
-            limit: top_k,
-            tag: tag.as_deref().and_then(ragdown_markdown::tags::normalize),
-            max_per_document: settings.max_per_document,
-            follow_links: settings.follow_links,
-            ..Default::default()
+        let searched = match &name {
+            Some(name) => vec![folder_of(&folders, name)?],
+            None => folders.list(),
         };
-        let started = std::time::Instant::now();
-        let hits = ragdown_search::search(&engine.index, &q, &options).map_err(ToolError::from)?;
-        engine.log_query(json!({
-            "kind": "search",
-            "query": q,
-            "filters": {"tag": options.tag, "top_k": top_k},
-            "hits": ragdown_server::query_log::hits_json(&hits),
-            "min_score": ragdown_server::format::rounded(engine.index.embedder().min_score(), 4),
-            "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
-        }));
-        let hits: Vec<Value> = hits
+        let mut found: Vec<(Arc<Folder>, ragdown_search::Hit)> = Vec::new();
+        for folder in &searched {
+            let engine = &folder.engine;
+            let settings = engine.settings();
+            let options = ragdown_search::SearchOptions {
+                limit: top_k,
+                tag: tag.as_deref().and_then(ragdown_markdown::tags::normalize),
+                max_per_document: settings.max_per_document,
+                follow_links: settings.follow_links,
+                ..Default::default()
+            };
+            let started = std::time::Instant::now();
+            engine.index.refresh().map_err(ToolError::from)?;
+            let hits =
+                ragdown_search::search(&engine.index, &q, &options).map_err(ToolError::from)?;
+            engine.log_query(json!({
+                "kind": "search",
+                "query": q,
+                "filters": {"tag": options.tag, "top_k": top_k},
+                "hits": ragdown_server::query_log::hits_json(&hits),
+                "min_score": ragdown_server::format::rounded(engine.index.embedder().min_score(), 4),
+                "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
+            }));
+            found.extend(hits.into_iter().map(|h| (folder.clone(), h)));
+        }
+        found.sort_by(|(_, a), (_, b)| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.similarity.total_cmp(&a.similarity))
+        });
+        found.truncate(top_k);
+        let hits: Vec<Value> = found
             .iter()
-            .map(|h| {
+            .map(|(folder, h)| {
                 json!({
                     "path": with_folder(&folder.name, h.path()),
                     "title": h.document.title,
@@ -785,7 +803,14 @@ async fn search(
                 })
             })
             .collect();
-        Ok(axum::Json(json!({ "hits": hits })).into_response())
+        let mut body = json!({ "hits": hits });
+        if let Some(p) =
+            ragdown_index::SyncProgress::total(searched.iter().filter_map(|f| f.engine.indexing()))
+        {
+            body["indexing"] = json!(p);
+            body["note"] = json!(format!("{}; results may be incomplete", p.describe()));
+        }
+        Ok(axum::Json(body).into_response())
     })
     .await
 }

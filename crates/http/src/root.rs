@@ -133,14 +133,22 @@ impl RootHost {
             ..Default::default()
         };
         let hits = self.search_all(&a.query, &options)?;
+        let indexing = ragdown_index::SyncProgress::total(
+            self.mcp_folders()
+                .iter()
+                .filter_map(|f| f.engine.indexing()),
+        );
         Ok(match a.format {
-            RecallFormat::Text => {
-                format::recall_text(&hits, a.max_chars.unwrap_or(settings.text_limit))
-            }
+            RecallFormat::Text => format::recall_text(
+                &hits,
+                a.max_chars.unwrap_or(settings.text_limit),
+                indexing.as_ref(),
+            ),
             RecallFormat::Json => {
                 // `[folder] path` becomes two fields.
-                let mut v: Value = serde_json::from_str(&format::recall_json(&hits))
-                    .map_err(|e| ToolError::internal(e.to_string()))?;
+                let mut v: Value =
+                    serde_json::from_str(&format::recall_json(&hits, indexing.as_ref()))
+                        .map_err(|e| ToolError::internal(e.to_string()))?;
                 for hit in v["hits"].as_array_mut().into_iter().flatten() {
                     let labelled = hit["path"].as_str().unwrap_or("").to_string();
                     if let Some((folder, path)) =

@@ -338,6 +338,8 @@ impl Index {
             .files_total
             .store(candidates.len(), Ordering::Relaxed);
         self.status.files_done.store(0, Ordering::Relaxed);
+        self.status.sections_total.store(0, Ordering::Relaxed);
+        self.status.sections_done.store(0, Ordering::Relaxed);
 
         let mut batch: Vec<Prepared> = Vec::new();
         let mut batch_chunks = 0;
@@ -345,8 +347,12 @@ impl Index {
             self.serve_urgent(&mut run)?;
             // A path indexed for a writer meanwhile is already level with the disk.
             if !run.urgent_done.contains(&entry.path) {
-                batch_chunks +=
+                let sections =
                     self.take_prepared(&mut run, entry, &mut batch, Some(&mut to_remove))?;
+                batch_chunks += sections;
+                self.status
+                    .sections_total
+                    .fetch_add(sections, Ordering::Relaxed);
             }
             if batch_chunks >= BATCH_CHUNKS {
                 self.write_batch(&mut run, std::mem::take(&mut batch), true)?;
@@ -574,6 +580,11 @@ impl Index {
             }
         }
         for p in batch {
+            if serve_writers {
+                self.status
+                    .sections_done
+                    .fetch_add(p.chunks.len(), Ordering::Relaxed);
+            }
             // Indexed for a writer while this batch was embedded: this reading is stale.
             if run.urgent_done.contains(&p.record.path) {
                 continue;

@@ -2,6 +2,7 @@
 //! shared with the hook block, clipping with the `ragdown_read_doc` call that returns the rest,
 //! and UTC days.
 
+use ragdown_index::SyncProgress;
 use ragdown_search::Hit;
 use serde_json::json;
 use time::OffsetDateTime;
@@ -95,20 +96,35 @@ pub fn hit_block(hit: &Hit, max_chars: usize) -> String {
     format!("{}\n{}", hit_header(hit), clipped_text(hit, max_chars))
 }
 
-/// `ragdown_recall`'s text output.
-pub fn recall_text(hits: &[Hit], max_chars: usize) -> String {
+/// `ragdown_recall`'s text output; while a sync runs (`indexing`), a last line says so.
+pub fn recall_text(hits: &[Hit], max_chars: usize, indexing: Option<&SyncProgress>) -> String {
     if hits.is_empty() {
-        return "No matching documents.".into();
+        return match indexing {
+            None => "No matching documents.".into(),
+            Some(p) => format!(
+                "No matching documents yet ({}): try again when indexing is done.",
+                p.describe()
+            ),
+        };
     }
-    hits.iter()
+    let mut text = hits
+        .iter()
         .enumerate()
         .map(|(i, hit)| format!("[{}] {}", i + 1, hit_block(hit, max_chars)))
         .collect::<Vec<_>>()
-        .join("\n\n")
+        .join("\n\n");
+    if let Some(p) = indexing {
+        text.push_str(&format!(
+            "\n\n({}; results may be incomplete)",
+            p.describe()
+        ));
+    }
+    text
 }
 
-/// `ragdown_recall`'s JSON output.
-pub fn recall_json(hits: &[Hit]) -> String {
+/// `ragdown_recall`'s JSON output; `indexing` (files and sections done and in all) while a
+/// sync runs.
+pub fn recall_json(hits: &[Hit], indexing: Option<&SyncProgress>) -> String {
     let hits: Vec<serde_json::Value> = hits
         .iter()
         .map(|hit| {
@@ -131,7 +147,11 @@ pub fn recall_json(hits: &[Hit]) -> String {
             v
         })
         .collect();
-    json!({ "hits": hits }).to_string()
+    let mut out = json!({ "hits": hits });
+    if let Some(p) = indexing {
+        out["indexing"] = json!(p);
+    }
+    out.to_string()
 }
 
 /// First 12 hex digits of the SHA-256 of a file's bytes (ragdown's `base_hash`).

@@ -305,6 +305,14 @@ impl Engine {
         Ok(report)
     }
 
+    /// How far this process's running sync is (only a primary syncs), for answers that may
+    /// be incomplete meanwhile.
+    pub fn indexing(&self) -> Option<ragdown_index::SyncProgress> {
+        self.is_primary()
+            .then(|| self.index.sync_progress())
+            .flatten()
+    }
+
     /// Remembers a finished sync (the watcher's too) for `ragdown_stats`.
     pub fn record_sync(&self, report: &SyncReport) {
         if let Ok(mut last) = self.last_sync.lock() {

@@ -429,11 +429,15 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
                 "min_score": crate::format::rounded(engine.index.embedder().min_score(), 4),
                 "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
             }));
+            // During a first index (or any long sync) the answer says it may be incomplete.
+            let indexing = engine.indexing();
             Ok(match a.format {
-                RecallFormat::Json => format::recall_json(&hits),
-                RecallFormat::Text => {
-                    format::recall_text(&hits, a.max_chars.unwrap_or(engine.settings().text_limit))
-                }
+                RecallFormat::Json => format::recall_json(&hits, indexing.as_ref()),
+                RecallFormat::Text => format::recall_text(
+                    &hits,
+                    a.max_chars.unwrap_or(engine.settings().text_limit),
+                    indexing.as_ref(),
+                ),
             })
         }
         "ragdown_context" => crate::context::context(engine, &parse::<ContextArgs>(name, args)?),

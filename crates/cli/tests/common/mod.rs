@@ -28,3 +28,62 @@ pub async fn call_tool(
         .collect::<String>();
     (result.is_error.unwrap_or(false), text)
 }
+
+/// An OpenAI-compatible embedding service on a local port that takes `delay` per request
+/// (a slow model): each input becomes a small vector from its bytes. Returns its base URL
+/// (for `RAGDOWN_EMBEDDING_URL`).
+#[allow(dead_code)] // not every test binary uses it
+pub fn slow_embedding_service(delay: std::time::Duration) -> String {
+    use std::io::{BufRead, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0u8; length];
+                reader.read_exact(&mut body).unwrap();
+                let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                std::thread::sleep(delay);
+                let data: Vec<Value> = request["input"]
+                    .as_array()
+                    .map(|inputs| {
+                        inputs
+                            .iter()
+                            .enumerate()
+                            .map(|(i, text)| {
+                                let bytes = text.as_str().unwrap_or("").as_bytes();
+                                let mut v = [1.0f32; 8];
+                                for (j, b) in bytes.iter().enumerate() {
+                                    v[j % 8] += f32::from(*b);
+                                }
+                                serde_json::json!({"index": i, "embedding": v})
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let answer = serde_json::json!({"data": data}).to_string();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            });
+        }
+    });
+    format!("http://{addr}/v1")
+}

@@ -7,6 +7,7 @@
 //!
 //! Knows nothing of documents, chunks or storage: it receives strings and returns vectors.
 
+pub mod combine;
 pub mod download;
 pub mod hash;
 pub mod keyword;

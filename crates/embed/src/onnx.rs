@@ -55,6 +55,8 @@ pub struct OnnxEmbedder {
     dim: usize,
     needs_token_types: bool,
     output: String,
+    /// Queries arriving together share one forward pass, in arrival order.
+    queries: crate::combine::Combiner,
 }
 
 impl OnnxEmbedder {
@@ -124,6 +126,7 @@ impl OnnxEmbedder {
             dim: 0,
             needs_token_types,
             output,
+            queries: crate::combine::Combiner::new(BATCH),
         };
         embedder.dim = embedder
             .embed(&["dimension probe"], TextKind::Document)?
@@ -233,6 +236,11 @@ impl Embedder for OnnxEmbedder {
     }
     fn min_score(&self) -> f32 {
         self.preset.min_score
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        self.queries
+            .embed(text, |texts| self.embed(texts, TextKind::Query))
     }
 
     fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>> {

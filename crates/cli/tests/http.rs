@@ -694,6 +694,39 @@ async fn documents_search_links_and_files() {
             .unwrap()
             .starts_with("text/markdown")
     );
+    // A large file is streamed (a sparse 256 MiB file: read whole, it would cost that much).
+    let big = std::fs::File::create(s.docs.path().join("work/img/big.bin")).unwrap();
+    big.set_len(256 << 20).unwrap();
+    let response = s
+        .http
+        .get(format!("{}/api/file?path=work/img/big.bin", s.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.content_length(), Some(256 << 20));
+    let mut stream = response;
+    let mut received = 0usize;
+    while let Some(chunk) = stream.chunk().await.unwrap() {
+        received += chunk.len();
+    }
+    assert_eq!(received, 256 << 20);
+    // A name longer than file systems allow: 400 with the reason, not a 500.
+    let long = format!("work/{}.md", "n".repeat(5000));
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/doc",
+            Some(json!({"path": long, "text": "# Long"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("255 bytes"),
+        "{body}"
+    );
 
     // Delete.
     let (code, _) = s

@@ -117,3 +117,70 @@ async fn roles_forwarding_and_takeover_after_sigkill() {
     )
     .await;
 }
+
+/// Two processes editing one document at once with the same base_hash: the lock on the file
+/// orders them, so one edit lands and the other gets the conflict — never both "edited" with
+/// one change lost. And a temporary file a killed writer left behind is gone after a start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_never_lose_an_edit_and_leftover_temp_files_go() {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let file = docs.path().join("race.md");
+    let fresh = "# Race\n\nline A: zero\n\nline B: zero\n";
+    std::fs::write(&file, fresh).unwrap();
+    // A leftover of a writer that no longer runs (no process has pid 2^22 + 1 here).
+    let leftover = docs.path().join(".ragdown-4194305-1.tmp");
+    std::fs::write(&leftover, "half a document").unwrap();
+    let (one, _) = spawn(docs.path(), data.path()).await;
+    eventually(&one, "ragdown_list", json!({}), "indexed", |t| {
+        t.starts_with("documents: 1")
+    })
+    .await;
+    assert!(
+        !leftover.exists(),
+        "the leftover temporary file was removed"
+    );
+    let (two, _) = spawn(docs.path(), data.path()).await;
+    for round in 0..15 {
+        std::fs::write(&file, fresh).unwrap();
+        let base = ragdown_server::format::full_hash(fresh.as_bytes());
+        let (a_line, b_line) = (format!("line A: {round}"), format!("line B: {round}"));
+        let (a, b) = tokio::join!(
+            edit(&one, "line A: zero", &a_line, &base),
+            edit(&two, "line B: zero", &b_line, &base)
+        );
+        let on_disk = std::fs::read_to_string(&file).unwrap();
+        match (a.0, b.0) {
+            (false, false) => panic!("round {round}: both edited with one base_hash: {on_disk}"),
+            (true, true) => panic!("round {round}: both refused: {a:?} {b:?}"),
+            (a_failed, _) => {
+                let (loser, kept) = if a_failed {
+                    (&a, &b_line)
+                } else {
+                    (&b, &a_line)
+                };
+                assert!(
+                    loser.1.contains("changed on disk"),
+                    "round {round}: {loser:?}"
+                );
+                assert!(on_disk.contains(kept.as_str()), "round {round}: {on_disk}");
+            }
+        }
+    }
+    one.cancel().await.unwrap();
+    two.cancel().await.unwrap();
+}
+
+async fn edit(
+    client: &RunningService<RoleClient, ()>,
+    old: &str,
+    new: &str,
+    base: &str,
+) -> (bool, String) {
+    let args = json!({
+        "path": "race.md",
+        "edits": [{"old_text": old, "new_text": new}],
+        "base_hash": base,
+    });
+    common::call_tool(client, "ragdown_edit", args).await
+}

@@ -197,4 +197,28 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn names_that_are_not_utf8_are_skipped_and_temp_files_found() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("ok.md"), "# ok").unwrap();
+        let bad = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+        std::fs::write(root.join(bad), "# latin-1 name").unwrap();
+        let paths: Vec<String> = walk(root).into_iter().map(|e| e.path).collect();
+        assert_eq!(
+            paths,
+            vec!["ok.md"],
+            "a lossy name could never be read back"
+        );
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub").join(temp_file_name(4242, 17)), "x").unwrap();
+        std::fs::write(root.join(".ragdown-x.tmp"), "not ours").unwrap();
+        let temps = temp_files(root);
+        assert_eq!(temps.len(), 1);
+        assert_eq!(temps[0].1, 4242);
+        assert_eq!(temp_file_pid(".ragdown-12-345.tmp"), Some(12));
+        assert_eq!(temp_file_pid(".ragdown-12-x.tmp"), None);
+    }
 }

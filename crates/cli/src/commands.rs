@@ -350,8 +350,10 @@ fn connection_cap(configured: usize) -> usize {
         }
     };
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    // Headroom for the indexes, the watcher and the model; and an eighth of the rest for
+    // connections asked to close that are still finishing (see `ragdown_http::serve`).
     let headroom = (limit / 4).clamp(32, 512);
-    let fits = limit.saturating_sub(headroom).max(16);
+    let fits = (limit.saturating_sub(headroom) * 7 / 8).max(16);
     if configured == 0 {
         return fits.min(16_384);
     }

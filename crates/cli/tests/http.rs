@@ -1899,3 +1899,61 @@ async fn idle_floods_and_trickling_bodies_do_not_starve_the_server() {
     let log = s.log.lock().unwrap().clone();
     assert!(!log.contains("Too many open files"), "{log}");
 }
+
+/// Under a small descriptor limit (`ulimit -n 256`, hard too, so it cannot be raised), 600 idle
+/// connections neither starve a new client nor run the server out of descriptors: the
+/// connection cap follows from the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connection_cap_follows_the_descriptor_limit() {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    write(docs.path(), "work/a.md", "# A\n\nalpha\n");
+    let mut child = Command::new("sh")
+        .args(["-c", "ulimit -n 256 && exec \"$0\" serve"])
+        .arg(env!("CARGO_BIN_EXE_ragdown"))
+        .env("RAGDOWN_DOCS_DIR", docs.path())
+        .env("RAGDOWN_DATA_DIR", data.path())
+        .env("RAGDOWN_EMBEDDER", "hash")
+        .env("SECURE_LOCAL_NET", "true")
+        .env("PORT", "0")
+        .env("RAGDOWN_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let log = Arc::new(Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(addr) = line.split("listening on http://").nth(1) {
+                let _ = tx.send(addr.trim().to_string());
+            }
+            sink.lock().unwrap().push_str(&format!("{line}\n"));
+        }
+    });
+    let addr = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let base = format!("http://{addr}");
+    let result = tokio::task::spawn_blocking(move || {
+        let idle: Vec<_> = (0..600)
+            .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+            .collect();
+        let started = Instant::now();
+        let answer = request_with(&base, "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1", "");
+        drop(idle);
+        (answer, started.elapsed())
+    })
+    .await
+    .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let ((code, body), took) = result;
+    assert_eq!(code, 200, "{body}");
+    assert!(took < Duration::from_secs(5), "status took {took:?}");
+    let log = log.lock().unwrap().clone();
+    assert!(!log.contains("Too many open files"), "{log}");
+}

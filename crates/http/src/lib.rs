@@ -314,8 +314,9 @@ pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::i
     }
     let cap = state.config.max_connections.max(1);
     // Connections asked to close but not yet closed: past this many, wait for them, then
-    // refuse. (The fds are budgeted: the cap leaves a quarter of the limit as headroom.)
-    let overflow = cap / 4 + 16;
+    // refuse. (`max_connections` leaves room for these below the descriptor limit.)
+    let overflow = cap / 8 + 4;
+    let mut accept_warned: Option<std::time::Instant> = None;
     let open = Arc::new(Mutex::new(connections::Open::default()));
     let tracker = tokio_util::task::TaskTracker::new();
     // Every connection's close signal is a child of this one: shutdown closes them all.
@@ -327,8 +328,12 @@ pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::i
                 let stream = match accepted {
                     Ok((stream, _)) => stream,
                     Err(e) => {
-                        // Out of file descriptors and the like: wait rather than spin.
-                        tracing::warn!("[http] accepting a connection: {e}");
+                        // Out of file descriptors and the like: wait rather than spin, and
+                        // say so once a minute, not once per attempt.
+                        if accept_warned.is_none_or(|at| at.elapsed() > Duration::from_secs(60)) {
+                            tracing::warn!("[http] accepting a connection: {e}");
+                            accept_warned = Some(std::time::Instant::now());
+                        }
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }

@@ -210,7 +210,7 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
         println!(
             "[{}] {}:{}-{} — {} (similarity {:.2})\n    {}\n",
             i + 1,
-            hit.path(),
+            ragdown_server::format::escaped(hit.path()),
             hit.line_start,
             hit.line_end,
             hit.breadcrumb,

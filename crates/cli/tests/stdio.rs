@@ -1143,3 +1143,35 @@ async fn a_first_index_says_how_far_it_is() {
         "no colour codes in a redirected log: {stderr}"
     );
 }
+
+/// A newline in a file name never splits a hit or a listing line: it is shown escaped.
+#[tokio::test]
+async fn control_characters_in_file_names_are_escaped_in_text_output() {
+    let s = start().await;
+    std::fs::write(
+        s.docs.path().join("two\nlines.md"),
+        "# Quokka\n\nThe quokka smiles at visitors.\n",
+    )
+    .unwrap();
+    s.ok("ragdown_reindex", json!({})).await;
+    let hits = s
+        .ok("ragdown_recall", json!({"query": "quokka smiles"}))
+        .await;
+    let first = hits.lines().next().unwrap();
+    assert!(first.starts_with("[1] two\\nlines.md:"), "{hits}");
+    let listed = s.ok("ragdown_list", json!({})).await;
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("two\\nlines.md — Quokka")),
+        "{listed}"
+    );
+    let json_hits = s
+        .ok(
+            "ragdown_recall",
+            json!({"query": "quokka smiles", "format": "json"}),
+        )
+        .await;
+    let v: Value = serde_json::from_str(&json_hits).unwrap();
+    assert_eq!(v["hits"][0]["path"], "two\nlines.md");
+}

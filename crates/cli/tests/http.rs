@@ -1285,6 +1285,18 @@ async fn root_endpoint_serves_every_mcp_folder() {
     let read = tools.iter().find(|t| t.name == "ragdown_read_doc").unwrap();
     let required = read.input_schema["required"].as_array().unwrap();
     assert!(required.contains(&json!("folder")), "{required:?}");
+    // Every tool a schema lists answers as its schema says: ragdown_ingest writes into one
+    // folder, so it says folder is required and, without one, says to pass it.
+    let ingest = tools.iter().find(|t| t.name == "ragdown_ingest").unwrap();
+    let required = ingest.input_schema["required"].as_array().unwrap();
+    assert!(required.contains(&json!("folder")), "{required:?}");
+    let (err, text) = tool(
+        &root,
+        "ragdown_ingest",
+        json!({"content": "Tide tables", "format": "text", "source": "https://example.test/tides"}),
+    )
+    .await;
+    assert!(err && text.contains("needs a folder"), "{text}");
 
     let (_, folders) = tool(&root, "ragdown_folders", json!({})).await;
     assert!(

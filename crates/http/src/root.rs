@@ -21,10 +21,11 @@ use serde_json::{Value, json};
 use crate::folders::{Folder, Folders};
 
 /// Tools that act on one document, so need a folder at the root.
-const NEEDS_FOLDER: [&str; 7] = [
+const NEEDS_FOLDER: [&str; 8] = [
     "ragdown_read_doc",
     "ragdown_backlinks",
     "ragdown_remember",
+    "ragdown_ingest",
     "ragdown_write",
     "ragdown_edit",
     "ragdown_move",

@@ -104,6 +104,86 @@ impl Tally {
 }
 
 /// Peak resident set size of this process, from /proc (Linux).
+/// What the hook (`ragdown_context`, with the settings in effect) injects for the questions
+/// and for the off-topic prompts.
+#[derive(Default)]
+struct HookTally {
+    on_topic: usize,
+    on_topic_injected: usize,
+    answer_injected: usize,
+    sections: usize,
+    off_topic: usize,
+    off_topic_injected: usize,
+}
+
+impl HookTally {
+    fn pct(&self, n: usize, of: usize) -> f64 {
+        100.0 * n as f64 / of.max(1) as f64
+    }
+    fn json(&self) -> serde_json::Value {
+        json!({
+            "on_topic": self.on_topic,
+            "answer_injected_pct": self.pct(self.answer_injected, self.on_topic),
+            "on_topic_injected_pct": self.pct(self.on_topic_injected, self.on_topic),
+            "sections_per_prompt": self.sections as f64 / self.on_topic.max(1) as f64,
+            "off_topic": self.off_topic,
+            "off_topic_injected_pct": self.pct(self.off_topic_injected, self.off_topic),
+        })
+    }
+}
+
+/// The sections a hook block cites: `(path, first line, last line)` of each hit header.
+fn injected_sections(block: &str) -> Vec<(String, u32, u32)> {
+    block
+        .lines()
+        .filter_map(|line| {
+            let (cited, _) = line.split_once(" — ")?;
+            let (path, lines) = cited.rsplit_once(':')?;
+            let (start, end) = lines.split_once('-')?;
+            Some((path.to_string(), start.parse().ok()?, end.parse().ok()?))
+        })
+        .collect()
+}
+
+fn hook_evaluation(
+    settings: &Settings,
+    index: &Arc<Index>,
+    questions: &[Question],
+    offtopic: &std::path::Path,
+) -> Result<HookTally> {
+    let engine =
+        ragdown_server::Engine::new("bench".into(), index.clone(), settings.server.clone());
+    let inject = |prompt: &str| -> Result<Vec<(String, u32, u32)>> {
+        let args = ragdown_server::context::ContextArgs {
+            prompt: prompt.to_string(),
+            ..Default::default()
+        };
+        let block = ragdown_server::context::context(&engine, &args)
+            .map_err(|e| anyhow::anyhow!(e.message))?;
+        Ok(injected_sections(&block))
+    };
+    let mut tally = HookTally::default();
+    for q in questions {
+        let sections = inject(&q.query)?;
+        tally.on_topic += 1;
+        tally.sections += sections.len();
+        tally.on_topic_injected += usize::from(!sections.is_empty());
+        tally.answer_injected += usize::from(sections.iter().any(|(path, start, end)| {
+            *path == q.answer_path && *start <= q.answer_end_line && *end >= q.answer_start_line
+        }));
+    }
+    for line in std::fs::read_to_string(offtopic)?
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        let q: serde_json::Value = serde_json::from_str(line)?;
+        let sections = inject(q["query"].as_str().unwrap_or_default())?;
+        tally.off_topic += 1;
+        tally.off_topic_injected += usize::from(!sections.is_empty());
+    }
+    Ok(tally)
+}
+
 fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -265,14 +345,14 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         .data_dir
         .clone()
         .unwrap_or_else(|| temporary.path().to_path_buf());
-    let index = Index::open(
+    let index = Arc::new(Index::open(
         IndexSettings {
             root: root.clone(),
             data_dir,
             max_file_bytes: settings.max_file_bytes,
         },
         embedder.clone(),
-    )?;
+    )?);
     let report = index.sync()?;
     let index_s = report.elapsed.as_secs_f64();
     let snap = index.snapshot();
@@ -376,6 +456,10 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
             Some(best)
         }
     };
+    let hook = match &args.offtopic {
+        Some(path) => Some(hook_evaluation(settings, &index, &questions, path)?),
+        None => None,
+    };
     let resync_files_ms = if args.resync_files > 0 {
         Some(resync_benchmark(args.resync_files)?)
     } else {
@@ -419,6 +503,7 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
             "query_ms_p95": percentile(&latencies, 0.95),
             "on_topic_best_cosine_p10": on_topic_p10,
             "offtopic_best_cosine_max": offtopic_max,
+            "hook": hook.as_ref().map(HookTally::json),
             "overall": overall.json(),
             "by_type": by_type.iter().map(|(k, v)| (k.clone(), v.json())).collect::<serde_json::Map<_, _>>(),
             "misses": misses,
@@ -480,6 +565,17 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         ),
         None => println!("hook threshold    on-topic p10 {on_topic_p10:.3}"),
     }
+    if let Some(h) = &hook {
+        println!(
+            "hook              on-topic: answer injected {:.1}%, something injected {:.1}%, {:.2} sections a prompt; off-topic injected {:.1}% ({} of {})",
+            h.pct(h.answer_injected, h.on_topic),
+            h.pct(h.on_topic_injected, h.on_topic),
+            h.sections as f64 / h.on_topic.max(1) as f64,
+            h.pct(h.off_topic_injected, h.off_topic),
+            h.off_topic_injected,
+            h.off_topic
+        );
+    }
     let line = |name: &str, t: &Tally| {
         println!(
             "{name:<17} top-1 {:.1}%  recall@5 {:.1}%  MRR@10 {:.3}  ({} questions)",
@@ -494,4 +590,22 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         line(kind, tally);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::injected_sections;
+
+    #[test]
+    fn a_hook_block_cites_its_sections() {
+        let block = "<ragdown-context>\nops/backups.md:5-9 — Backups › Restore (similarity 0.61, changed 2026-01-02)\nRun pg_restore twice.\n\nnotes/a b.md:1-3 — A (similarity 0.58, changed 2026-01-02)\nText with a — dash: 1-2\n</ragdown-context>";
+        assert_eq!(
+            injected_sections(block),
+            vec![
+                ("ops/backups.md".to_string(), 5, 9),
+                ("notes/a b.md".to_string(), 1, 3)
+            ]
+        );
+        assert!(injected_sections("").is_empty());
+    }
 }

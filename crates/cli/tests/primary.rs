@@ -184,3 +184,69 @@ async fn edit(
     });
     common::call_tool(client, "ragdown_edit", args).await
 }
+
+/// A write through a reader while the primary runs a long first index (a slow model): the
+/// reader forwards just its paths, which the primary serves inside that sync, so the write
+/// answers long before the index is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_readers_write_does_not_wait_for_the_primarys_long_sync() {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    for i in 0..400 {
+        std::fs::write(
+            docs.path().join(format!("n{i}.md")),
+            format!("# Note {i}\n\nLighthouse {i} keeps its lamp lit.\n"),
+        )
+        .unwrap();
+    }
+    let url = common::slow_embedding_service(std::time::Duration::from_millis(600));
+    let spawn_slow = || {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
+        cmd.arg("stdio")
+            .env("RAGDOWN_DOCS_DIR", docs.path())
+            .env("RAGDOWN_DATA_DIR", data.path())
+            .env("RAGDOWN_EMBEDDER", "openai:slow")
+            .env("RAGDOWN_EMBEDDING_URL", &url)
+            .stderr(std::process::Stdio::null());
+        TokioChildProcess::new(cmd).unwrap()
+    };
+    let primary = ().serve(spawn_slow()).await.unwrap();
+    assert_eq!(stats(&primary).await["role"], "primary");
+    let reader = ().serve(spawn_slow()).await.unwrap();
+    assert_eq!(stats(&reader).await["role"], "reader");
+    eventually(
+        &primary,
+        "ragdown_stats",
+        json!({}),
+        "the first index starts",
+        |t| t.contains("\"syncing\":true"),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    let (err, saved) = call(
+        &reader,
+        "ragdown_write",
+        json!({"path": "zeppelin.md", "text": "# Zeppelin\n\nA zeppelin over the harbour.\n"}),
+    )
+    .await;
+    let took = started.elapsed();
+    assert!(!err, "{saved}");
+    let during = stats(&primary).await;
+    assert_eq!(
+        during["syncing"], true,
+        "the first index is still running: {during}"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "the write took {took:?}"
+    );
+    let (_, hits) = call(
+        &reader,
+        "ragdown_recall",
+        json!({"query": "zeppelin harbour"}),
+    )
+    .await;
+    assert!(hits.contains("zeppelin.md"), "{hits}");
+    reader.cancel().await.unwrap();
+    primary.cancel().await.unwrap();
+}

@@ -72,31 +72,66 @@ pub fn try_become_primary(data_dir: &Path) -> std::io::Result<Option<PrimaryLock
 
 /// Asks the primary to sync; returns its one-line JSON answer.
 pub fn request_sync(data_dir: &Path, timeout: Duration) -> std::io::Result<String> {
+    ask(data_dir, "sync\n", timeout)
+}
+
+/// Asks the primary to index `paths` (a reader's write) and waits for its answer: the
+/// primary serves them inside a sync it may be running instead of after it.
+pub fn request_sync_paths(
+    data_dir: &Path,
+    paths: &[String],
+    timeout: Duration,
+) -> std::io::Result<String> {
+    let list = serde_json::to_string(paths).map_err(std::io::Error::other)?;
+    ask(data_dir, &format!("sync-paths {list}\n"), timeout)
+}
+
+fn ask(data_dir: &Path, request: &str, timeout: Duration) -> std::io::Result<String> {
     let mut stream = UnixStream::connect(socket_path(data_dir))?;
     stream.set_read_timeout(Some(timeout))?;
-    stream.write_all(b"sync\n")?;
+    stream.write_all(request.as_bytes())?;
     let mut line = String::new();
     BufReader::new(stream).read_line(&mut line)?;
     Ok(line.trim_end().to_string())
 }
 
-/// Serves sync requests on the primary's socket: each connection sends `sync` and gets the
-/// answer of `handle` as one line. Runs until the lock is dropped (`stopped`).
-pub fn serve_requests(listener: &UnixListener, stopped: &AtomicBool, handle: impl Fn() -> String) {
+/// Serves sync requests on the primary's socket: each connection sends `sync` (the whole
+/// folder: `handle(None)`) or `sync-paths <JSON list>` (`handle(Some(paths))`) and gets the
+/// answer as one line. Runs until the lock is dropped (`stopped`). Each request is answered on
+/// its own thread, so a write's paths are not held up by a whole-folder sync another reader
+/// asked for (the index serves them inside it).
+pub fn serve_requests(
+    listener: &UnixListener,
+    stopped: &AtomicBool,
+    handle: impl Fn(Option<Vec<String>>) -> String + Send + Sync + 'static,
+) {
+    let handle = Arc::new(handle);
     for stream in listener.incoming() {
         if stopped.load(Ordering::SeqCst) {
             return;
         }
         let Ok(stream) = stream else { continue };
-        let mut reader = BufReader::new(&stream);
-        let mut request = String::new();
-        if reader.read_line(&mut request).is_err() {
-            continue;
-        }
-        if request.trim() == "sync" {
-            let answer = handle();
-            let _ = (&stream).write_all(format!("{answer}\n").as_bytes());
-        }
+        let handle = handle.clone();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(&stream);
+            let mut request = String::new();
+            if reader.read_line(&mut request).is_err() {
+                return;
+            }
+            let request = request.trim();
+            let asked = if request == "sync" {
+                Some(None)
+            } else {
+                request
+                    .strip_prefix("sync-paths ")
+                    .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok())
+                    .map(Some)
+            };
+            if let Some(paths) = asked {
+                let answer = handle(paths);
+                let _ = (&stream).write_all(format!("{answer}\n").as_bytes());
+            }
+        });
     }
 }
 
@@ -117,10 +152,16 @@ mod tests {
         let listener = first.listener.try_clone().unwrap();
         let stopped = first.stopped();
         let server = std::thread::spawn(move || {
-            serve_requests(&listener, &stopped, || "{\"added\":1}".into())
+            serve_requests(&listener, &stopped, |paths| match paths {
+                None => "{\"added\":1}".into(),
+                Some(p) => format!("{{\"paths\":{}}}", p.len()),
+            })
         });
         let answer = request_sync(dir.path(), Duration::from_secs(5)).unwrap();
         assert_eq!(answer, "{\"added\":1}");
+        let paths = ["a.md".to_string(), "b c.md".to_string()];
+        let answer = request_sync_paths(dir.path(), &paths, Duration::from_secs(5)).unwrap();
+        assert_eq!(answer, "{\"paths\":2}");
         drop(first);
         server
             .join()

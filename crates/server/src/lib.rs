@@ -274,18 +274,7 @@ impl Engine {
     /// then picks up what it committed.
     pub fn sync(&self) -> Result<SyncReport, ToolError> {
         if !self.is_primary() {
-            let data_dir = &self.index.settings().data_dir;
-            let answer = ragdown_index::lock::request_sync(data_dir, SYNC_REQUEST_TIMEOUT)
-                .map_err(|e| {
-                    ToolError::internal(format!(
-                        "the primary ragdown process could not be reached ({e}); it may be restarting: try again in a few seconds"
-                    ))
-                })?;
-            let report: SyncReport = serde_json::from_str(&answer).map_err(|_| {
-                ToolError::internal(format!("the primary could not sync: {answer}"))
-            })?;
-            self.index.refresh()?;
-            return Ok(report);
+            return self.forward_sync(None);
         }
         let report = self.index.sync()?;
         self.record_sync(&report);
@@ -298,10 +287,29 @@ impl Engine {
     /// forwards a sync to the primary instead.
     pub fn sync_paths(&self, folder_paths: &[String]) -> Result<SyncReport, ToolError> {
         if !self.is_primary() {
-            return self.sync();
+            return self.forward_sync(Some(folder_paths));
         }
         let report = self.index.sync_paths(folder_paths)?;
         self.record_sync(&report);
+        Ok(report)
+    }
+
+    /// A reader asks the primary to sync (the whole folder, or `paths`) and reloads what it
+    /// committed.
+    fn forward_sync(&self, paths: Option<&[String]>) -> Result<SyncReport, ToolError> {
+        let data_dir = &self.index.settings().data_dir;
+        let asked = match paths {
+            None => ragdown_index::lock::request_sync(data_dir, SYNC_REQUEST_TIMEOUT),
+            Some(p) => ragdown_index::lock::request_sync_paths(data_dir, p, SYNC_REQUEST_TIMEOUT),
+        };
+        let answer = asked.map_err(|e| {
+            ToolError::internal(format!(
+                "the primary ragdown process could not be reached ({e}); it may be restarting: try again in a few seconds"
+            ))
+        })?;
+        let report: SyncReport = serde_json::from_str(&answer)
+            .map_err(|_| ToolError::internal(format!("the primary could not sync: {answer}")))?;
+        self.index.refresh()?;
         Ok(report)
     }
 

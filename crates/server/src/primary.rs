@@ -22,9 +22,15 @@ pub fn answer_forwarded_syncs(index: &Arc<Index>, lock: &PrimaryLock) {
     let index = index.clone();
     let stopped = lock.stopped();
     std::thread::spawn(move || {
-        lock::serve_requests(&listener, &stopped, || match index.sync() {
-            Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
-            Err(e) => e.to_string(),
+        lock::serve_requests(&listener, &stopped, move |paths| {
+            let outcome = match paths {
+                None => index.sync(),
+                Some(paths) => index.sync_paths(&paths),
+            };
+            match outcome {
+                Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+                Err(e) => e.to_string(),
+            }
         });
     });
 }

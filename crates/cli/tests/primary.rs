@@ -190,15 +190,8 @@ async fn edit(
 /// answers long before the index is done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_readers_write_does_not_wait_for_the_primarys_long_sync() {
-    let docs = tempfile::tempdir().unwrap();
+    let docs = common::lighthouse_notes(400);
     let data = tempfile::tempdir().unwrap();
-    for i in 0..400 {
-        std::fs::write(
-            docs.path().join(format!("n{i}.md")),
-            format!("# Note {i}\n\nLighthouse {i} keeps its lamp lit.\n"),
-        )
-        .unwrap();
-    }
     let url = common::slow_embedding_service(std::time::Duration::from_millis(600));
     let spawn_slow = || {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));

@@ -1073,14 +1073,7 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
 /// every few seconds instead of nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_index_says_how_far_it_is() {
-    let docs = tempfile::tempdir().unwrap();
-    for i in 0..240 {
-        std::fs::write(
-            docs.path().join(format!("note-{i}.md")),
-            format!("# Note {i}\n\nThe lighthouse number {i} keeps its lamp lit all night.\n"),
-        )
-        .unwrap();
-    }
+    let docs = common::lighthouse_notes(240);
     let url = common::slow_embedding_service(std::time::Duration::from_millis(800));
     let data = tempfile::tempdir().unwrap();
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));

@@ -87,3 +87,18 @@ pub fn slow_embedding_service(delay: std::time::Duration) -> String {
     });
     format!("http://{addr}/v1")
 }
+
+/// A folder of `count` one-section notes about lighthouses, for tests that need a first index
+/// that takes a while on a slow model.
+#[allow(dead_code)] // not every test binary uses it
+pub fn lighthouse_notes(count: usize) -> tempfile::TempDir {
+    let docs = tempfile::tempdir().unwrap();
+    for i in 0..count {
+        std::fs::write(
+            docs.path().join(format!("note-{i}.md")),
+            format!("# Note {i}\n\nThe lighthouse number {i} keeps its lamp lit all night.\n"),
+        )
+        .unwrap();
+    }
+    docs
+}

@@ -1969,3 +1969,31 @@ async fn the_connection_cap_follows_the_descriptor_limit() {
     let log = log.lock().unwrap().clone();
     assert!(!log.contains("Too many open files"), "{log}");
 }
+
+/// An MCP client that connects the moment the port answers, while the model still loads (a
+/// slow one here), is answered once it has loaded instead of refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_requests_wait_for_the_model_while_it_loads() {
+    let docs = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fixture(docs.path(), outside.path());
+    let url = common::slow_embedding_service(Duration::from_millis(1500));
+    let s = Serve::spawn(
+        (
+            Arc::new(docs),
+            Arc::new(outside),
+            Arc::new(tempfile::tempdir().unwrap()),
+        ),
+        &[
+            ("RAGDOWN_EMBEDDER", "openai:slow"),
+            ("RAGDOWN_EMBEDDING_URL", &url),
+        ],
+    );
+    let (code, status) = s.call(Method::GET, "/api/status", None, false).await;
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!(status["ready"], false, "still loading: {status}");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (code, body) = s.raw_tcp("POST", "/mcp/work", init);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("ragdown-work"), "{body}");
+}

@@ -209,6 +209,20 @@ impl AppState {
         ))
     }
 
+    /// The folders, waiting up to `patience` for them while the model loads: an MCP client
+    /// that connects the moment the port answers gets its answer a little later rather than a
+    /// refusal (stdio's tool calls wait the same way). A load that failed answers at once.
+    pub async fn folders_within(&self, patience: Duration) -> ApiResult<Arc<Folders>> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            let failed = self.load_error.lock().map(|e| e.is_some()).unwrap_or(true);
+            if self.ready() || failed || tokio::time::Instant::now() >= deadline {
+                return self.folders();
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
     /// The root endpoint's server, once the folders are open.
     pub fn root_host(&self) -> Option<Arc<root::RootHost>> {
         self.root.get().cloned()

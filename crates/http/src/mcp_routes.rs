@@ -18,6 +18,9 @@ use tower_service::Service;
 
 use crate::{ApiError, AppState};
 
+/// How long an MCP request waits for the model to load before it is answered 503.
+const MCP_LOAD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Largest MCP request body.
 pub const MAX_MCP_BODY: usize = 1024 * 1024;
 
@@ -150,7 +153,7 @@ pub async fn mcp(State(state): State<AppState>, request: Request) -> Response {
     let Some(segments) = scope_segments(request.uri().path()) else {
         return no_folder().into_response();
     };
-    let folders = match state.folders() {
+    let folders = match state.folders_within(MCP_LOAD_PATIENCE).await {
         Ok(f) => f,
         Err(e) => return e.into_response(),
     };

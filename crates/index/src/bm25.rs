@@ -49,6 +49,13 @@ pub struct Bm25Chunk<'a> {
     pub tags: &'a str,
 }
 
+/// Analysed query terms with the number of chunks holding each, out of `chunks`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TermFrequencies {
+    pub terms: Vec<(String, u64)>,
+    pub chunks: u64,
+}
+
 pub struct Bm25 {
     index: Index,
     reader: IndexReader,
@@ -219,6 +226,40 @@ impl Bm25 {
             }
         }
         out
+    }
+
+    /// The distinct terms of `text` as the index analyses them (stemmed, stop words dropped).
+    pub fn term_set(&self, text: &str) -> std::collections::HashSet<String> {
+        let mut analyzer = self.analyzer.clone();
+        let mut stream = analyzer.token_stream(text);
+        let mut out = std::collections::HashSet::new();
+        while let Some(token) = stream.next() {
+            out.insert(token.text.clone());
+        }
+        out
+    }
+
+    /// How many chunks hold each analysed term of `query` (in their body — breadcrumb and
+    /// text —, their document's title or aliases; the most of the three), and how many chunks
+    /// there are: the rarity lexical evidence weighs terms by.
+    pub fn term_frequencies(&self, query: &str) -> Result<TermFrequencies> {
+        let searcher = self.reader.searcher();
+        let mut terms = Vec::new();
+        for term in self.terms(query) {
+            // A name only an alias or a title holds is still the corpus's word.
+            let mut chunks = 0;
+            for field in [self.fields.body, self.fields.title, self.fields.aliases] {
+                let held = searcher
+                    .doc_freq(&Term::from_field_text(field, &term))
+                    .map_err(err)?;
+                chunks = chunks.max(held);
+            }
+            terms.push((term, chunks));
+        }
+        Ok(TermFrequencies {
+            terms,
+            chunks: searcher.num_docs(),
+        })
     }
 
     /// BM25 top `limit` chunks for `query` among documents `allowed` accepts, best first.

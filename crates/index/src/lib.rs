@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use ragdown_embed::Embedder;
 use serde::{Deserialize, Serialize};
 
-pub use bm25::BM25_VERSION;
+pub use bm25::{BM25_VERSION, TermFrequencies};
 pub use snapshot::{ChunkRecord, Snapshot};
 pub use sync::SyncReport;
 
@@ -392,6 +392,16 @@ impl Index {
         allowed: Arc<dyn Fn(u64) -> bool + Send + Sync>,
     ) -> Result<Vec<(i64, f32)>> {
         self.bm25.search(query, limit, allowed)
+    }
+
+    /// How many chunks hold each analysed term of `query` (see [`TermFrequencies`]).
+    pub fn term_frequencies(&self, query: &str) -> Result<TermFrequencies> {
+        self.bm25.term_frequencies(query)
+    }
+
+    /// The distinct terms of `text` as BM25 analyses them.
+    pub fn term_set(&self, text: &str) -> std::collections::HashSet<String> {
+        self.bm25.term_set(text)
     }
 
     /// Drops every record, cached vector and BM25 entry, so the next sync re-embeds

@@ -7,6 +7,7 @@
 //! Reads the index; never writes it, never waits for a sync, knows nothing of MCP or output
 //! formats: it returns [`Hit`]s and the caller formats them.
 
+pub mod evidence;
 pub mod named;
 pub mod route;
 
@@ -131,6 +132,9 @@ pub struct Hit {
     pub similarity: f32,
     /// Fused score: orders hits of one query only.
     pub score: f32,
+    /// Share (0–1) of the query's term weight this section holds ([`evidence`]): lexical
+    /// evidence on no embedder's scale.
+    pub coverage: f32,
     pub sources: Vec<Source>,
 }
 
@@ -411,11 +415,23 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             line_end: chunk.line_end,
             similarity: c.similarity,
             score: c.score,
+            coverage: 0.0,
             sources: c.sources,
         });
     }
     if opts.follow_links > 0 {
         hits = follow_links(&snap, &query_vector, &allowed, hits, opts);
+    }
+    let terms = evidence::QueryTerms::read(index, query);
+    for hit in &mut hits {
+        let held = index.term_set(&format!(
+            "{}\n{}\n{}\n{}",
+            hit.document.title,
+            hit.document.aliases.join("\n"),
+            hit.breadcrumb,
+            hit.text
+        ));
+        hit.coverage = terms.coverage(&held);
     }
     Ok(hits)
 }
@@ -476,6 +492,7 @@ fn follow_links(
                             line_end: chunk.line_end,
                             similarity,
                             score: hit.score,
+                            coverage: 0.0,
                             sources: vec![Source::Link],
                         });
                     }

@@ -1,0 +1,187 @@
+//! Lexical evidence that a hit answers a query, on no embedder's scale: the share of the
+//! query's term weight that the hit's section holds. Terms are weighed by their rarity in the
+//! index (BM25's IDF), and a term no section uses weighs the most, so a prompt about something
+//! the documents never mention ("Keycloak", "Dendrite") keeps a low coverage however close
+//! its embedding lands to the corpus's topic.
+//!
+//! The dense side is put on a scale of its own too: [`background`] is how close prompts about
+//! nothing in particular (cooking, weather, sport) come to this corpus under this model, so a
+//! hit's cosine can be read as its distance above that floor, whatever the model's range.
+//!
+//! Reads the index's term statistics and vectors; ranks nothing and decides nothing (the
+//! hook's gate does).
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use ragdown_embed::{TextKind, dot};
+use ragdown_index::{Index, TermFrequencies};
+
+use crate::SearchError;
+
+/// Everyday prompts that no knowledge base of documentation answers: their best cosines
+/// against a corpus are its background. Varied in topic and form so no one of them decides.
+pub const BACKGROUND_PROMPTS: [&str; 24] = [
+    "what should I cook for dinner tonight with chicken and rice",
+    "is it going to snow in the mountains tomorrow",
+    "who scored the winning goal in last night's football match",
+    "how do I get rid of aphids on my roses",
+    "recommend a good mystery novel for a long flight",
+    "what are some fun things to do with kids on a rainy day",
+    "how long should I let bread dough rise",
+    "tips for sleeping better when travelling across time zones",
+    "what is the tallest mountain in Africa",
+    "how do I teach my dog to stop pulling on the leash",
+    "write a short poem about the sea at night",
+    "best way to clean a cast iron pan",
+    "how many players are on a basketball team",
+    "what year did the first person walk on the moon",
+    "ideas for a surprise anniversary gift",
+    "how do I knit a simple scarf for beginners",
+    "why is the sky blue during the day and red at sunset",
+    "suggest a weekly workout plan for running a first marathon",
+    "how to repot a houseplant without killing it",
+    "what is a good name for a grey kitten",
+    "how do I make cold brew coffee at home",
+    "explain how bees make honey",
+    "which wine goes well with grilled salmon",
+    "how to fold a paper airplane that flies far",
+];
+
+/// The background of `index` under its embedder: the mean of the background prompts' best
+/// cosines over every section. `None` when the model is not loaded or the index is empty.
+pub fn background(index: &Index) -> Result<Option<f32>, SearchError> {
+    let embedder = index.embedder();
+    let snap = index.snapshot();
+    if embedder.unavailable().is_some() || snap.chunk_count() == 0 {
+        return Ok(None);
+    }
+    let vectors = embedder.embed(&BACKGROUND_PROMPTS, TextKind::Query)?;
+    let mut sum = 0.0;
+    for query in &vectors {
+        sum += snap
+            .chunks()
+            .map(|(_, v)| dot(query, v))
+            .fold(f32::MIN, f32::max);
+    }
+    Ok(Some(sum / vectors.len().max(1) as f32))
+}
+
+/// The BM25 inverse document frequency of a term held by `chunks` of `total` chunks.
+fn idf(chunks: u64, total: u64) -> f32 {
+    let (n, df) = (total as f32, chunks as f32);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// The query's analysed terms with their weights; empty when nothing in it is a term.
+#[derive(Debug, Clone, Default)]
+pub struct QueryTerms {
+    terms: Vec<(String, f32)>,
+    total: f32,
+}
+
+impl QueryTerms {
+    pub fn new(frequencies: &TermFrequencies) -> Self {
+        let terms: Vec<(String, f32)> = frequencies
+            .terms
+            .iter()
+            .map(|(term, chunks)| (term.clone(), idf(*chunks, frequencies.chunks)))
+            .collect();
+        let total = terms.iter().map(|(_, w)| w).sum();
+        Self { terms, total }
+    }
+
+    pub fn read(index: &Index, query: &str) -> Self {
+        // Without term statistics there is no evidence either way: coverage 0 everywhere.
+        index
+            .term_frequencies(query)
+            .map(|f| Self::new(&f))
+            .unwrap_or_default()
+    }
+
+    /// Share (0–1) of the weight of the terms that no section holds.
+    pub fn unknown(&self, frequencies: &TermFrequencies) -> f32 {
+        let missing: f32 = frequencies
+            .terms
+            .iter()
+            .zip(&self.terms)
+            .filter(|((_, chunks), _)| *chunks == 0)
+            .map(|(_, (_, w))| w)
+            .sum();
+        missing / self.total.max(f32::EPSILON)
+    }
+
+    /// Share (0–1) of the query's term weight among `held` terms.
+    pub fn coverage(&self, held: &HashSet<String>) -> f32 {
+        if self.total <= 0.0 {
+            return 0.0;
+        }
+        let covered: f32 = self
+            .terms
+            .iter()
+            .filter(|(term, _)| held.contains(term))
+            .map(|(_, w)| w)
+            .sum();
+        covered / self.total
+    }
+}
+
+/// One index's background, measured again when its section count has moved by more than a
+/// tenth since (an edit does not change it; a folder that doubled does).
+#[derive(Default)]
+pub struct BackgroundCache(Mutex<Option<(usize, f32)>>);
+
+impl BackgroundCache {
+    pub fn get(&self, index: &Index) -> Option<f32> {
+        let sections = index.snapshot().chunk_count();
+        let mut cached = match self.0.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let Some((measured_at, value)) = *cached
+            && measured_at.abs_diff(sections) * 10 <= measured_at
+        {
+            return Some(value);
+        }
+        // A failed measurement is tried again on the next call, never cached.
+        let value = background(index).ok().flatten()?;
+        *cached = Some((sections, value));
+        Some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frequencies(terms: &[(&str, u64)], chunks: u64) -> TermFrequencies {
+        TermFrequencies {
+            terms: terms.iter().map(|(t, c)| (t.to_string(), *c)).collect(),
+            chunks,
+        }
+    }
+
+    #[test]
+    fn a_term_no_section_holds_outweighs_common_ones() {
+        let f = frequencies(
+            &[("configur", 300), ("homeserv", 500), ("dendrit", 0)],
+            1000,
+        );
+        let q = QueryTerms::new(&f);
+        let held: HashSet<String> = ["configur", "homeserv"].map(String::from).into();
+        let coverage = q.coverage(&held);
+        assert!(
+            coverage < 0.4,
+            "common words alone cover little: {coverage}"
+        );
+        assert!(q.unknown(&f) > 0.6);
+        let all: HashSet<String> = ["configur", "homeserv", "dendrit"].map(String::from).into();
+        assert!((q.coverage(&all) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn no_terms_no_coverage() {
+        let q = QueryTerms::new(&frequencies(&[], 10));
+        assert_eq!(q.coverage(&HashSet::new()), 0.0);
+    }
+}

@@ -4,18 +4,17 @@
 //! top-1, recall@5 and MRR@10 overall and per question type. A hit counts when its path is the answer's and its lines overlap the
 //! answer's.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::{Mode, SearchOptions};
-use serde::Deserialize;
 use serde_json::json;
 
+use crate::eval::{HookTally, hook_evaluation, open_index, read_prompts, retrieval};
 use crate::progress::DownloadBar;
 use crate::settings::{Settings, docs_dir};
 
@@ -59,131 +58,7 @@ pub struct BenchArgs {
     no_raw: bool,
 }
 
-#[derive(Deserialize)]
-struct Question {
-    query: String,
-    #[serde(rename = "type")]
-    kind: String,
-    answer_path: String,
-    answer_start_line: u32,
-    answer_end_line: u32,
-}
-
-#[derive(Default, Clone, Copy)]
-struct Tally {
-    questions: usize,
-    top1: usize,
-    top5: usize,
-    reciprocal_rank: f64,
-}
-
-impl Tally {
-    fn add(&mut self, rank: Option<usize>) {
-        self.questions += 1;
-        if rank == Some(0) {
-            self.top1 += 1;
-        }
-        if rank.is_some_and(|r| r < 5) {
-            self.top5 += 1;
-        }
-        if let Some(r) = rank.filter(|r| *r < 10) {
-            self.reciprocal_rank += 1.0 / (r as f64 + 1.0);
-        }
-    }
-    fn pct(&self, n: usize) -> f64 {
-        100.0 * n as f64 / self.questions.max(1) as f64
-    }
-    fn json(&self) -> serde_json::Value {
-        json!({
-            "questions": self.questions,
-            "top1": self.pct(self.top1) / 100.0,
-            "recall_at_5": self.pct(self.top5) / 100.0,
-            "mrr_at_10": self.reciprocal_rank / self.questions.max(1) as f64,
-        })
-    }
-}
-
 /// Peak resident set size of this process, from /proc (Linux).
-/// What the hook (`ragdown_context`, with the settings in effect) injects for the questions
-/// and for the off-topic prompts.
-#[derive(Default)]
-struct HookTally {
-    on_topic: usize,
-    on_topic_injected: usize,
-    answer_injected: usize,
-    sections: usize,
-    off_topic: usize,
-    off_topic_injected: usize,
-}
-
-impl HookTally {
-    fn pct(&self, n: usize, of: usize) -> f64 {
-        100.0 * n as f64 / of.max(1) as f64
-    }
-    fn json(&self) -> serde_json::Value {
-        json!({
-            "on_topic": self.on_topic,
-            "answer_injected_pct": self.pct(self.answer_injected, self.on_topic),
-            "on_topic_injected_pct": self.pct(self.on_topic_injected, self.on_topic),
-            "sections_per_prompt": self.sections as f64 / self.on_topic.max(1) as f64,
-            "off_topic": self.off_topic,
-            "off_topic_injected_pct": self.pct(self.off_topic_injected, self.off_topic),
-        })
-    }
-}
-
-/// The sections a hook block cites: `(path, first line, last line)` of each hit header.
-fn injected_sections(block: &str) -> Vec<(String, u32, u32)> {
-    block
-        .lines()
-        .filter_map(|line| {
-            let (cited, _) = line.split_once(" — ")?;
-            let (path, lines) = cited.rsplit_once(':')?;
-            let (start, end) = lines.split_once('-')?;
-            Some((path.to_string(), start.parse().ok()?, end.parse().ok()?))
-        })
-        .collect()
-}
-
-fn hook_evaluation(
-    settings: &Settings,
-    index: &Arc<Index>,
-    questions: &[Question],
-    offtopic: &std::path::Path,
-) -> Result<HookTally> {
-    let engine =
-        ragdown_server::Engine::new("bench".into(), index.clone(), settings.server.clone());
-    let inject = |prompt: &str| -> Result<Vec<(String, u32, u32)>> {
-        let args = ragdown_server::context::ContextArgs {
-            prompt: prompt.to_string(),
-            ..Default::default()
-        };
-        let block = ragdown_server::context::context(&engine, &args)
-            .map_err(|e| anyhow::anyhow!(e.message))?;
-        Ok(injected_sections(&block))
-    };
-    let mut tally = HookTally::default();
-    for q in questions {
-        let sections = inject(&q.query)?;
-        tally.on_topic += 1;
-        tally.sections += sections.len();
-        tally.on_topic_injected += usize::from(!sections.is_empty());
-        tally.answer_injected += usize::from(sections.iter().any(|(path, start, end)| {
-            *path == q.answer_path && *start <= q.answer_end_line && *end >= q.answer_start_line
-        }));
-    }
-    for line in std::fs::read_to_string(offtopic)?
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-    {
-        let q: serde_json::Value = serde_json::from_str(line)?;
-        let sections = inject(q["query"].as_str().unwrap_or_default())?;
-        tally.off_topic += 1;
-        tally.off_topic_injected += usize::from(!sections.is_empty());
-    }
-    Ok(tally)
-}
-
 fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -329,30 +204,18 @@ fn resync_benchmark(files: usize) -> Result<f64> {
 
 pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
     let root = docs_dir(&args.dir)?;
-    let questions: Vec<Question> = std::fs::read_to_string(&args.questions)
-        .with_context(|| format!("reading {}", args.questions.display()))?
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()
-        .context("a question line is not valid JSON of the expected shape")?;
+    let (questions, offtopic) = read_prompts(&args.questions, args.offtopic.as_deref())?;
 
     let load_started = Instant::now();
     let embedder = ragdown_embed::load(&settings.embedder, &DownloadBar::new())?;
     let model_load_s = load_started.elapsed().as_secs_f64();
     let temporary = tempfile::tempdir()?;
-    let data_dir = args
-        .data_dir
-        .clone()
-        .unwrap_or_else(|| temporary.path().to_path_buf());
-    let index = Arc::new(Index::open(
-        IndexSettings {
-            root: root.clone(),
-            data_dir,
-            max_file_bytes: settings.max_file_bytes,
-        },
+    let index = open_index(
+        settings,
+        root.clone(),
+        args.data_dir.as_deref().unwrap_or(temporary.path()),
         embedder.clone(),
-    )?);
+    )?;
     let report = index.sync()?;
     let index_s = report.elapsed.as_secs_f64();
     let snap = index.snapshot();
@@ -402,62 +265,28 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
     };
     // One warm-up query so model and caches are loaded.
     ragdown_search::search(&index, "warm up", &options)?;
-    let mut overall = Tally::default();
-    let mut by_type: BTreeMap<String, Tally> = BTreeMap::new();
-    let mut latencies = Vec::with_capacity(questions.len());
-    let mut misses = Vec::new();
-    let mut on_topic_best = Vec::with_capacity(questions.len());
-    for q in &questions {
-        let t = Instant::now();
-        let hits = ragdown_search::search(&index, &q.query, &options)?;
-        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
-        on_topic_best.push(
-            hits.iter()
-                .map(|h| f64::from(h.similarity))
-                .fold(0.0, f64::max),
-        );
-        let rank = hits.iter().position(|h| {
-            h.path() == q.answer_path
-                && h.line_start <= q.answer_end_line
-                && h.line_end >= q.answer_start_line
-        });
-        overall.add(rank);
-        by_type.entry(q.kind.clone()).or_default().add(rank);
-        if rank != Some(0) {
-            let got = hits
-                .first()
-                .map(|h| format!("{}:{} {}", h.path(), h.line_start, h.breadcrumb))
-                .unwrap_or_default();
-            misses.push(
-                json!({"type": q.kind, "query": q.query, "rank": rank, "got": got,
-                "want": format!("{}:{}", q.answer_path, q.answer_start_line)}),
-            );
-        }
-    }
+    let found = retrieval(&index, &questions, &options)?;
+    let (overall, by_type, misses) = (&found.overall, &found.by_kind, &found.misses);
+    let mut latencies = found.latencies.clone();
     latencies.sort_by(f64::total_cmp);
+    let mut on_topic_best = found.best_similarities.clone();
     on_topic_best.sort_by(f64::total_cmp);
     let on_topic_p10 = percentile(&on_topic_best, 0.1);
-    let offtopic_max = match &args.offtopic {
-        None => None,
-        Some(path) => {
-            let mut best = 0.0f64;
-            for line in std::fs::read_to_string(path)?
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-            {
-                let q: serde_json::Value = serde_json::from_str(line)?;
-                let query = q["query"].as_str().unwrap_or_default();
-                let hits = ragdown_search::search(&index, query, &options)?;
-                best = hits
-                    .iter()
-                    .map(|h| f64::from(h.similarity))
-                    .fold(best, f64::max);
-            }
-            Some(best)
+    let offtopic_max = if args.offtopic.is_some() {
+        let mut best = 0.0f64;
+        for p in &offtopic {
+            let hits = ragdown_search::search(&index, &p.query, &options)?;
+            best = hits
+                .iter()
+                .map(|h| f64::from(h.similarity))
+                .fold(best, f64::max);
         }
+        Some(best)
+    } else {
+        None
     };
     let hook = match &args.offtopic {
-        Some(path) => Some(hook_evaluation(settings, &index, &questions, path)?),
+        Some(_) => Some(hook_evaluation(settings, &index, &questions, &offtopic)?),
         None => None,
     };
     let resync_files_ms = if args.resync_files > 0 {
@@ -566,46 +395,11 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
         None => println!("hook threshold    on-topic p10 {on_topic_p10:.3}"),
     }
     if let Some(h) = &hook {
-        println!(
-            "hook              on-topic: answer injected {:.1}%, something injected {:.1}%, {:.2} sections a prompt; off-topic injected {:.1}% ({} of {})",
-            h.pct(h.answer_injected, h.on_topic),
-            h.pct(h.on_topic_injected, h.on_topic),
-            h.sections as f64 / h.on_topic.max(1) as f64,
-            h.pct(h.off_topic_injected, h.off_topic),
-            h.off_topic_injected,
-            h.off_topic
-        );
+        println!("{}", h.line());
     }
-    let line = |name: &str, t: &Tally| {
-        println!(
-            "{name:<17} top-1 {:.1}%  recall@5 {:.1}%  MRR@10 {:.3}  ({} questions)",
-            t.pct(t.top1),
-            t.pct(t.top5),
-            t.reciprocal_rank / t.questions.max(1) as f64,
-            t.questions
-        );
-    };
-    line("overall", &overall);
-    for (kind, tally) in &by_type {
-        line(kind, tally);
+    println!("{}", overall.line("overall"));
+    for (kind, tally) in by_type {
+        println!("{}", tally.line(kind));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::injected_sections;
-
-    #[test]
-    fn a_hook_block_cites_its_sections() {
-        let block = "<ragdown-context>\nops/backups.md:5-9 — Backups › Restore (similarity 0.61, changed 2026-01-02)\nRun pg_restore twice.\n\nnotes/a b.md:1-3 — A (similarity 0.58, changed 2026-01-02)\nText with a — dash: 1-2\n</ragdown-context>";
-        assert_eq!(
-            injected_sections(block),
-            vec![
-                ("ops/backups.md".to_string(), 5, 9),
-                ("notes/a b.md".to_string(), 1, 3)
-            ]
-        );
-        assert!(injected_sections("").is_empty());
-    }
 }

@@ -4,6 +4,7 @@
 
 mod bench;
 mod commands;
+mod eval;
 mod local_rag;
 mod progress;
 mod settings;
@@ -52,6 +53,8 @@ enum Command {
     },
     /// Retrieval quality and speed on a corpus with known answers.
     Bench(bench::BenchArgs),
+    /// How well search and the hook answer your own questions (see the README for the format).
+    Eval(eval::EvalArgs),
     /// Serve RAGDOWN_DOCS_DIR as one folder over MCP on stdin/stdout.
     Stdio,
     /// Serve every folder of RAGDOWN_DOCS_DIR over HTTP: MCP endpoints and the /api.
@@ -157,6 +160,7 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Command::Status { dir, json } => commands::status(&settings, &dir, json),
         Command::Bench(args) => bench::run(&settings, &args),
+        Command::Eval(args) => eval::run(&settings, &args),
         Command::Stdio => commands::stdio(&settings),
         Command::Serve => commands::serve(&settings),
         Command::Sync {

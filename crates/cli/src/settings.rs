@@ -148,7 +148,12 @@ impl Settings {
                 hook: ragdown_server::HookSettings {
                     top_k: number("RAGDOWN_HOOK_TOP_K", 4)?,
                     min_score: fraction("RAGDOWN_HOOK_MIN_SCORE")?,
-                    min_ratio: fraction("RAGDOWN_HOOK_MIN_RATIO")?.unwrap_or(0.95),
+                    min_ratio: fraction("RAGDOWN_HOOK_MIN_RATIO")?
+                        .unwrap_or(ragdown_server::HookSettings::default().min_ratio),
+                    min_evidence: number(
+                        "RAGDOWN_HOOK_MIN_EVIDENCE",
+                        ragdown_server::context::MIN_EVIDENCE,
+                    )?,
                     max_chars: number("RAGDOWN_HOOK_MAX_CHARS", 6000)?,
                 },
                 max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,

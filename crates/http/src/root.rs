@@ -278,8 +278,12 @@ impl ContextSource for RootHost {
     fn max_per_document(&self) -> usize {
         self.settings().max_per_document
     }
-    fn default_min_score(&self) -> f32 {
-        self.folders.embedder().min_score()
+    fn background(&self) -> Option<f32> {
+        // The highest of the folders' backgrounds: the strictest reading of closeness.
+        self.mcp_folders()
+            .iter()
+            .filter_map(|folder| folder.engine.background())
+            .reduce(f32::max)
     }
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
         self.search_all(prompt, options)

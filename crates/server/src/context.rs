@@ -1,9 +1,12 @@
 //! `ragdown_context`, the hook: related sections for a prompt as a ready-to-inject
 //! `<ragdown-context>` block, or empty text. Gates: short prompts and slash commands get
-//! nothing; hits must reach the embedder's MIN_SCORE and a share (`min_ratio`) of the best hit's
-//! cosine; a section is injected once per session. A hit holding a strong name the prompt
-//! quotes, or from a document whose alias the prompt names, is injected first whatever its
-//! cosine. The block names the folder, never the server's absolute paths.
+//! nothing; a hit must show enough *evidence* that it answers the prompt — the share of the
+//! prompt's rare terms its section holds plus how far its cosine rises above the folder's
+//! background ([`evidence`]), on no model's own scale — and, when set, reach `min_score` and a
+//! share (`min_ratio`) of the best hit's cosine; a section is injected once per session. A hit
+//! holding a strong name the prompt quotes, or from a document whose alias the prompt names,
+//! is injected first whatever its evidence. The block names the folder, never the server's
+//! absolute paths.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
@@ -16,6 +19,26 @@ use crate::{Engine, HookSettings, ToolError};
 
 /// Prompts shorter than this (trimmed) get no context.
 pub const MIN_PROMPT_CHARS: usize = 12;
+
+/// Weight of the dense side of a hit's evidence against its lexical coverage. Fit with
+/// [`MIN_EVIDENCE`] on synth30-dev, checked on synth30-val and real-dev (MiniLM, top_k 3,
+/// no ratio): answer injected / off-topic prompts injected — weight 1.0: 61/0, 60/0, 67%/2;
+/// 1.25: 70/0, 70/0, 71%/2; 1.5: 75/0, 76/0, 73%/5.
+pub const DENSE_WEIGHT: f32 = 1.25;
+/// Lowest evidence a section needs to be injected (`RAGDOWN_HOOK_MIN_EVIDENCE`). At weight
+/// 1.25: 0.7 → 74/0, 76/0, 73%/4 off-topic; 0.75 → 70/0, 70/0, 71%/2; 0.8 → 64/0, 65/0, 68%/2.
+pub const MIN_EVIDENCE: f32 = 0.75;
+
+/// How strongly a hit answers its prompt, on no model's own scale: the share of the prompt's
+/// term weight its section holds, plus its cosine's rise above the folder's `background`
+/// (how close everyday prompts come) as a share of the room above it. Without a background
+/// (the model not loaded) only the terms count.
+pub fn evidence(hit: &Hit, background: Option<f32>) -> f32 {
+    let dense = background.map_or(0.0, |floor| {
+        (hit.similarity - floor) / (1.0 - floor).max(f32::EPSILON)
+    });
+    hit.coverage + DENSE_WEIGHT * dense
+}
 
 /// Session id → chunks injected, and the sessions from least to most recently used.
 type SessionTable = (HashMap<String, HashSet<i64>>, VecDeque<String>);
@@ -106,12 +129,17 @@ pub struct ContextArgs {
     /// Most sections (1–50, default 4).
     #[serde(default)]
     pub top_k: Option<usize>,
-    /// Lowest cosine similarity injected (default: the embedder's own).
+    /// Lowest cosine similarity injected, an extra floor on this model's scale (default: none).
     #[serde(default)]
     pub min_score: Option<f32>,
-    /// Lowest share of the best hit's similarity (0–1, default 0.95).
+    /// Lowest share of the best injected hit's similarity (0–1, default 0: off).
     #[serde(default)]
     pub min_ratio: Option<f32>,
+    /// Lowest evidence that a section answers the prompt: the share of the prompt's rare terms
+    /// it holds plus its closeness above unrelated prompts' (default 0.75; `ragdown eval`
+    /// calibrates it on your own prompts).
+    #[serde(default)]
+    pub min_evidence: Option<f32>,
     /// Most characters (default 6000).
     #[serde(default)]
     pub max_chars: Option<usize>,
@@ -149,8 +177,9 @@ pub trait ContextSource {
     /// The hook defaults in effect (a folder's own over the server's).
     fn hook(&self) -> HookSettings;
     fn max_per_document(&self) -> usize;
-    /// The embedder's MIN_SCORE, used when neither the call nor the settings give one.
-    fn default_min_score(&self) -> f32;
+    /// How close everyday prompts come to these documents under their model (see
+    /// [`ragdown_search::evidence::background`]); `None` without a model.
+    fn background(&self) -> Option<f32>;
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError>;
     /// Ids (as in the hits `search` returns) of documents whose alias the prompt names.
     fn aliased(&self, prompt: &str) -> HashSet<i64>;
@@ -177,8 +206,8 @@ impl ContextSource for Engine {
     fn max_per_document(&self) -> usize {
         self.settings().max_per_document
     }
-    fn default_min_score(&self) -> f32 {
-        self.index.embedder().min_score()
+    fn background(&self) -> Option<f32> {
+        self.background.get(&self.index)
     }
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
         let options = SearchOptions {
@@ -200,6 +229,85 @@ impl ContextSource for Engine {
     }
 }
 
+/// The gates a call runs under, settled from its arguments, the folder and the server.
+#[derive(Debug, Clone, Copy)]
+pub struct Gate {
+    pub top_k: usize,
+    pub min_score: Option<f32>,
+    pub min_evidence: f32,
+    pub min_ratio: f32,
+}
+
+/// A prompt's candidate sections, with what the gate reads beside them: the section a quoted
+/// name or an alias pins, and the background.
+pub struct Candidates {
+    pub hits: Vec<Hit>,
+    /// Index in `hits` of each candidate a strong quoted name or a named alias pins, best
+    /// ranked first.
+    pinned: Vec<usize>,
+    pub background: Option<f32>,
+}
+
+impl Candidates {
+    /// Searches twice as many sections as `top_k`, the pool the gate chooses from.
+    pub fn find(source: &dyn ContextSource, prompt: &str, top_k: usize) -> Result<Self, ToolError> {
+        let options = SearchOptions {
+            limit: top_k * 2,
+            max_per_document: source.max_per_document(),
+            ..SearchOptions::default()
+        };
+        let hits = source.search(prompt, &options)?;
+        let quoted = strong_quoted_names(prompt);
+        let aliased = source.aliased(prompt);
+        let pinned = hits
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| {
+                aliased.contains(&h.document.id)
+                    || quoted
+                        .iter()
+                        .any(|name| h.text.to_lowercase().contains(name.as_str()))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Ok(Self {
+            hits,
+            pinned,
+            background: source.background(),
+        })
+    }
+
+    /// The sections to inject, in order: the best-ranked pinned one not yet `seen`, then those
+    /// passing every gate, in search order (the fused ranking already weighs both retrievers
+    /// and the names), at most `top_k`.
+    pub fn choose(&self, gate: &Gate, seen: &HashSet<i64>) -> Vec<&Hit> {
+        let unseen = |h: &&Hit| !seen.contains(&h.chunk_id);
+        let pinned = self.pinned.iter().map(|&i| &self.hits[i]).find(unseen);
+        let mut gated: Vec<&Hit> = self
+            .hits
+            .iter()
+            .filter(unseen)
+            .filter(|h| {
+                evidence(h, self.background) >= gate.min_evidence
+                    && gate.min_score.is_none_or(|floor| h.similarity >= floor)
+            })
+            .collect();
+        if let Some(best) = gated.iter().map(|h| h.similarity).reduce(f32::max) {
+            gated.retain(|h| h.similarity >= best * gate.min_ratio);
+        }
+        let mut chosen: Vec<&Hit> = pinned.into_iter().collect();
+        for h in gated {
+            if chosen.len() >= gate.top_k {
+                break;
+            }
+            if !chosen.iter().any(|c| c.chunk_id == h.chunk_id) {
+                chosen.push(h);
+            }
+        }
+        chosen
+    }
+}
+
 pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError> {
     context_from(engine, args)
 }
@@ -214,12 +322,13 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
         return Ok(String::new());
     }
     let hook = source.hook();
-    let top_k = args.top_k.unwrap_or(hook.top_k).clamp(1, 50);
-    let min_score = args
-        .min_score
-        .or(hook.min_score)
-        .unwrap_or_else(|| source.default_min_score());
-    let min_ratio = args.min_ratio.unwrap_or(hook.min_ratio).clamp(0.0, 1.0);
+    let gate = Gate {
+        top_k: args.top_k.unwrap_or(hook.top_k).clamp(1, 50),
+        // Set by the call, the folder or the server, the cosine floor is an extra gate.
+        min_score: args.min_score.or(hook.min_score),
+        min_evidence: args.min_evidence.unwrap_or(hook.min_evidence),
+        min_ratio: args.min_ratio.unwrap_or(hook.min_ratio).clamp(0.0, 1.0),
+    };
     let max_chars = args.max_chars.unwrap_or(hook.max_chars).max(1);
     let seen = if session.is_empty() {
         HashSet::new()
@@ -227,13 +336,9 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
         source.sessions().seen(&session)
     };
 
-    let options = SearchOptions {
-        limit: top_k * 2,
-        max_per_document: source.max_per_document(),
-        ..SearchOptions::default()
-    };
     let started = std::time::Instant::now();
-    let hits = source.search(prompt, &options)?;
+    let candidates = Candidates::find(source, prompt, gate.top_k)?;
+    let hits = &candidates.hits;
     let log = |injected: &[i64]| {
         let shown: Vec<Hit> = hits
             .iter()
@@ -247,42 +352,12 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
             "injected": injected.len(),
             "candidates": hits.len(),
             "dropped": hits.len() - injected.len(),
-            "min_score": crate::format::rounded(min_score, 4),
+            "min_score": gate.min_score.map(|m| crate::format::rounded(m, 4)),
+            "min_evidence": crate::format::rounded(gate.min_evidence, 4),
             "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
         }));
     };
-
-    // The best-ranked candidate holding a quoted name or named by alias goes first.
-    let quoted = strong_quoted_names(prompt);
-    let aliased = source.aliased(prompt);
-    let pinned: Option<&Hit> = hits.iter().find(|h| {
-        !seen.contains(&h.chunk_id)
-            && (aliased.contains(&h.document.id)
-                || quoted
-                    .iter()
-                    .any(|name| h.text.to_lowercase().contains(name.as_str())))
-    });
-
-    let mut gated: Vec<&Hit> = hits
-        .iter()
-        .filter(|h| h.similarity >= min_score && !seen.contains(&h.chunk_id))
-        .collect();
-    gated.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
-    if let Some(best) = gated.first().map(|h| h.similarity) {
-        gated.retain(|h| h.similarity >= best * min_ratio);
-    }
-    let mut chosen: Vec<&Hit> = Vec::new();
-    if let Some(p) = pinned {
-        chosen.push(p);
-    }
-    for h in gated {
-        if chosen.len() >= top_k {
-            break;
-        }
-        if !chosen.iter().any(|c| c.chunk_id == h.chunk_id) {
-            chosen.push(h);
-        }
-    }
+    let chosen = candidates.choose(&gate, &seen);
     if chosen.is_empty() {
         log(&[]);
         return Ok(String::new());
@@ -331,6 +406,181 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn hit(id: i64, coverage: f32, similarity: f32) -> Hit {
+        Hit {
+            chunk_id: id,
+            document: std::sync::Arc::new(ragdown_index::DocumentRecord {
+                id,
+                path: format!("d{id}.md"),
+                size: 1,
+                mtime_ns: 0,
+                hash: String::new(),
+                title: format!("D{id}"),
+                tags: Vec::new(),
+                aliases: Vec::new(),
+                description: None,
+                supersedes: Vec::new(),
+                created_by: None,
+                session: None,
+                links: Vec::new(),
+                total_lines: 1,
+            }),
+            heading: String::new(),
+            breadcrumb: String::new(),
+            text: String::new(),
+            line_start: 1,
+            line_end: 1,
+            similarity,
+            score: 0.0,
+            coverage,
+            sources: Vec::new(),
+        }
+    }
+
+    fn gate() -> Gate {
+        Gate {
+            top_k: 4,
+            min_score: None,
+            min_evidence: MIN_EVIDENCE,
+            min_ratio: 0.0,
+        }
+    }
+
+    fn chosen(candidates: &Candidates, gate: &Gate) -> Vec<i64> {
+        candidates
+            .choose(gate, &HashSet::new())
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect()
+    }
+
+    /// A cosine `share` of the way from `background` to 1.
+    fn above(background: f32, share: f32) -> f32 {
+        background + share * (1.0 - background)
+    }
+
+    #[test]
+    fn the_gate_reads_evidence_on_any_models_scale() {
+        // MiniLM-like (unrelated prompts reach 0.2) and granite-like (they reach 0.75) scales.
+        for background in [0.2, 0.75] {
+            let candidates = Candidates {
+                hits: vec![
+                    // Holds the prompt's rare terms, barely closer than unrelated prompts.
+                    hit(1, 0.85, above(background, 0.05)),
+                    // Shares only common words with the prompt.
+                    hit(2, 0.2, above(background, 0.1)),
+                    // A paraphrase: few shared terms, but much closer than unrelated prompts.
+                    hit(3, 0.25, above(background, 0.5)),
+                    // Nothing in common: below the background.
+                    hit(4, 0.0, above(background, -0.1)),
+                ],
+                pinned: Vec::new(),
+                background: Some(background),
+            };
+            assert_eq!(chosen(&candidates, &gate()), vec![1, 3], "at {background}");
+        }
+    }
+
+    #[test]
+    fn common_words_alone_inject_nothing() {
+        let candidates = Candidates {
+            hits: vec![hit(1, 0.3, 0.3), hit(2, 0.25, 0.28)],
+            pinned: Vec::new(),
+            background: Some(0.2),
+        };
+        assert!(chosen(&candidates, &gate()).is_empty());
+    }
+
+    #[test]
+    fn a_named_document_goes_first_whatever_its_evidence() {
+        let candidates = Candidates {
+            hits: vec![hit(1, 0.9, 0.7), hit(2, 0.0, 0.1)],
+            pinned: vec![1],
+            background: Some(0.2),
+        };
+        assert_eq!(chosen(&candidates, &gate()), vec![2, 1]);
+        // Once seen, the pinned section is not repeated and the gate decides alone.
+        let seen: HashSet<i64> = [2].into();
+        let ids: Vec<i64> = candidates
+            .choose(&gate(), &seen)
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
+        assert_eq!(ids, vec![1]);
+    }
+
+    #[test]
+    fn min_score_and_min_ratio_are_extra_gates() {
+        let candidates = Candidates {
+            hits: vec![hit(1, 1.0, 0.5), hit(2, 1.0, 0.3)],
+            pinned: Vec::new(),
+            background: Some(0.2),
+        };
+        assert_eq!(chosen(&candidates, &gate()), vec![1, 2]);
+        let floor = Gate {
+            min_score: Some(0.4),
+            ..gate()
+        };
+        assert_eq!(chosen(&candidates, &floor), vec![1]);
+        let ratio = Gate {
+            min_ratio: 0.9,
+            ..gate()
+        };
+        assert_eq!(chosen(&candidates, &ratio), vec![1]);
+        // Without a model (no background) only the terms count.
+        let keyword_only = Candidates {
+            background: None,
+            hits: vec![hit(1, 0.9, 0.0), hit(2, 0.5, 0.0)],
+            pinned: Vec::new(),
+        };
+        assert_eq!(chosen(&keyword_only, &gate()), vec![1]);
+    }
+
+    /// A source that fails the test if the hook searches it.
+    struct NeverSearched(Sessions);
+
+    impl ContextSource for NeverSearched {
+        fn source_name(&self) -> &str {
+            "never"
+        }
+        fn sessions(&self) -> &Sessions {
+            &self.0
+        }
+        fn hook(&self) -> HookSettings {
+            HookSettings::default()
+        }
+        fn max_per_document(&self) -> usize {
+            0
+        }
+        fn background(&self) -> Option<f32> {
+            panic!("a skipped prompt must not measure the background")
+        }
+        fn search(&self, prompt: &str, _: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
+            panic!("a skipped prompt was searched: {prompt:?}")
+        }
+        fn aliased(&self, _: &str) -> HashSet<i64> {
+            HashSet::new()
+        }
+        fn log(&self, _: serde_json::Value) {}
+    }
+
+    #[test]
+    fn empty_short_and_slash_command_prompts_get_nothing_without_a_search() {
+        let source = NeverSearched(Sessions::new(2));
+        for prompt in [
+            "",
+            "   ",
+            "ok thanks",
+            "/compact and then summarise everything",
+        ] {
+            let args = ContextArgs {
+                prompt: prompt.into(),
+                ..Default::default()
+            };
+            assert_eq!(context_from(&source, &args).unwrap(), "", "{prompt:?}");
+        }
+    }
 
     #[test]
     fn quoted_names_must_be_strong() {

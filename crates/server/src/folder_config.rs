@@ -34,6 +34,7 @@ impl FolderHook {
             top_k: self.top_k.unwrap_or(server.top_k),
             min_score: self.min_score.or(server.min_score),
             min_ratio: self.min_ratio.unwrap_or(server.min_ratio),
+            min_evidence: server.min_evidence,
             max_chars: self.max_chars.unwrap_or(server.max_chars),
         }
     }

@@ -86,6 +86,9 @@ pub struct HookSettings {
     pub min_score: Option<f32>,
     pub min_ratio: f32,
     pub max_chars: usize,
+    /// Lowest evidence (lexical coverage plus dense closeness above the background) a section
+    /// needs to be injected; see `context::MIN_EVIDENCE`.
+    pub min_evidence: f32,
 }
 
 impl Default for HookSettings {
@@ -93,8 +96,9 @@ impl Default for HookSettings {
         Self {
             top_k: 4,
             min_score: None,
-            min_ratio: 0.95,
+            min_ratio: 0.0,
             max_chars: 6000,
+            min_evidence: context::MIN_EVIDENCE,
         }
     }
 }
@@ -161,6 +165,9 @@ pub struct Engine {
     /// The subfolder this engine is narrowed to (`/mcp/<folder>/<sub…>`), folder-relative;
     /// empty for the whole folder. Paths in and out are relative to it.
     pub scope: String,
+    /// How close unrelated prompts come to this folder under its model (the hook's dense
+    /// evidence is read above it); shared by the narrowed views of one folder.
+    pub background: Arc<ragdown_search::evidence::BackgroundCache>,
 }
 
 impl Engine {
@@ -179,6 +186,7 @@ impl Engine {
             folder_config: None,
             query_log: None,
             scope: String::new(),
+            background: Arc::default(),
         }
     }
 
@@ -194,6 +202,7 @@ impl Engine {
             folder_config: self.folder_config.clone(),
             query_log: self.query_log.clone(),
             scope: scope.trim_matches('/').to_string(),
+            background: self.background.clone(),
         }
     }
 

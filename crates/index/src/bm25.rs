@@ -23,10 +23,6 @@ const ANALYZER: &str = "ragdown";
 /// Bumped when the schema or analyzer changes; a mismatch rebuilds the BM25 index.
 pub const BM25_VERSION: u32 = 3;
 
-fn err(e: impl std::fmt::Display) -> IndexError {
-    IndexError::Bm25(e.to_string())
-}
-
 #[derive(Clone, Copy)]
 struct Fields {
     chunk_id: Field,
@@ -97,7 +93,9 @@ fn schema() -> (Schema, Fields) {
 }
 
 fn new_writer(index: &Index) -> Result<IndexWriter> {
-    index.writer_with_num_threads(1, 50_000_000).map_err(err)
+    index
+        .writer_with_num_threads(1, 50_000_000)
+        .map_err(IndexError::from)
 }
 
 impl Bm25 {
@@ -123,10 +121,14 @@ impl Bm25 {
     }
 
     fn open_with(dir: &Path, write: bool) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(err)?;
+        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let (schema, fields) = schema();
-        let directory = tantivy::directory::MmapDirectory::open(dir).map_err(err)?;
-        let index = Index::open_or_create(directory, schema).map_err(err)?;
+        let directory =
+            tantivy::directory::MmapDirectory::open(dir).map_err(tantivy::TantivyError::from)?;
+        let index = Index::open_or_create(directory, schema)?;
         index.tokenizers().register(ANALYZER, analyzer());
         let writer = if write {
             Some(new_writer(&index)?)
@@ -136,8 +138,7 @@ impl Bm25 {
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(err)?;
+            .try_into()?;
         Ok(Self {
             index,
             reader,
@@ -156,19 +157,13 @@ impl Bm25 {
 
     /// Runs `f` with the writer; a reader process has none.
     fn with_writer<T>(&self, f: impl FnOnce(&mut IndexWriter) -> Result<T>) -> Result<T> {
-        let mut guard = self
-            .writer
-            .lock()
-            .map_err(|_| IndexError::Bm25("a previous BM25 write panicked".into()))?;
+        let mut guard = self.writer.lock().map_err(|_| IndexError::Poisoned)?;
         f(guard.as_mut().ok_or(IndexError::Reader)?)
     }
 
     /// Takes the writer (this process became the primary).
     pub fn promote(&self) -> Result<()> {
-        let mut guard = self
-            .writer
-            .lock()
-            .map_err(|_| IndexError::Bm25("a previous BM25 write panicked".into()))?;
+        let mut guard = self.writer.lock().map_err(|_| IndexError::Poisoned)?;
         if guard.is_none() {
             *guard = Some(new_writer(&self.index)?);
         }
@@ -177,7 +172,7 @@ impl Bm25 {
 
     /// Picks up another process's commits.
     pub fn reload(&self) -> Result<()> {
-        self.reader.reload().map_err(err)
+        self.reader.reload().map_err(IndexError::from)
     }
 
     pub fn remove_path(&self, path: &str) -> Result<()> {
@@ -189,7 +184,11 @@ impl Bm25 {
     }
 
     pub fn clear(&self) -> Result<()> {
-        self.with_writer(|w| w.delete_all_documents().map(|_| ()).map_err(err))
+        self.with_writer(|w| {
+            w.delete_all_documents()
+                .map(|_| ())
+                .map_err(IndexError::from)
+        })
     }
 
     pub fn add(&self, c: &Bm25Chunk<'_>) -> Result<()> {
@@ -202,17 +201,17 @@ impl Bm25 {
         doc.add_text(f.title, c.title);
         doc.add_text(f.aliases, c.aliases);
         doc.add_text(f.tags, c.tags);
-        self.with_writer(|w| w.add_document(doc).map(|_| ()).map_err(err))
+        self.with_writer(|w| w.add_document(doc).map(|_| ()).map_err(IndexError::from))
     }
 
     /// Commits pending writes, recording `generation`, and makes them visible to searches.
     pub fn commit(&self, generation: u64) -> Result<()> {
         self.with_writer(|w| {
-            let mut prepared = w.prepare_commit().map_err(err)?;
+            let mut prepared = w.prepare_commit()?;
             prepared.set_payload(&format!("{BM25_VERSION}:{generation}"));
-            prepared.commit().map(|_| ()).map_err(err)
+            prepared.commit().map(|_| ()).map_err(IndexError::from)
         })?;
-        self.reader.reload().map_err(err)
+        self.reader.reload().map_err(IndexError::from)
     }
 
     /// Query terms as the index analyses them.
@@ -249,9 +248,7 @@ impl Bm25 {
             // A name only an alias or a title holds is still the corpus's word.
             let mut chunks = 0;
             for field in [self.fields.body, self.fields.title, self.fields.aliases] {
-                let held = searcher
-                    .doc_freq(&Term::from_field_text(field, &term))
-                    .map_err(err)?;
+                let held = searcher.doc_freq(&Term::from_field_text(field, &term))?;
                 chunks = chunks.max(held);
             }
             terms.push((term, chunks));
@@ -298,10 +295,10 @@ impl Bm25 {
             predicate,
             TopDocs::with_limit(limit).order_by_score(),
         );
-        let top: Vec<(f32, DocAddress)> = searcher.search(&query, &collector).map_err(err)?;
+        let top: Vec<(f32, DocAddress)> = searcher.search(&query, &collector)?;
         let mut out = Vec::with_capacity(top.len());
         for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address).map_err(err)?;
+            let doc: TantivyDocument = searcher.doc(address)?;
             if let Some(id) = doc.get_first(f.chunk_id).and_then(|v| v.as_u64()) {
                 out.push((id as i64, score));
             }

@@ -31,9 +31,9 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     #[error("index records: {0}")]
-    Store(String),
+    Store(#[from] rusqlite::Error),
     #[error("BM25 index: {0}")]
-    Bm25(String),
+    Bm25(#[from] tantivy::TantivyError),
     #[error("embedding failed: {0}")]
     Embed(#[from] ragdown_embed::EmbedError),
     #[error("{path}: {source}")]

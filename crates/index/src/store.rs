@@ -76,10 +76,6 @@ pub struct Store {
     conn: Connection,
 }
 
-fn sql(e: rusqlite::Error) -> IndexError {
-    IndexError::Store(e.to_string())
-}
-
 pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -93,19 +89,14 @@ pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
 impl Store {
     /// Opens (creating) the database and checks it is ours and readable.
     pub fn open(path: &Path) -> Result<Self> {
-        let conn = Connection::open(path).map_err(sql)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(sql)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sql)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(sql)?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(sql)?;
-        conn.execute_batch(SCHEMA).map_err(sql)?;
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.execute_batch(SCHEMA)?;
         // A quick read proves the file is a database of ours, not foreign bytes.
-        conn.query_row("SELECT count(*) FROM documents", [], |r| r.get::<_, i64>(0))
-            .map_err(sql)?;
+        conn.query_row("SELECT count(*) FROM documents", [], |r| r.get::<_, i64>(0))?;
         Ok(Self { conn })
     }
 
@@ -113,7 +104,7 @@ impl Store {
         self.conn
             .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
             .optional()
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 
     pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
@@ -124,7 +115,7 @@ impl Store {
                 params![key, value],
             )
             .map(|_| ())
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 
     pub fn generation(&self) -> Result<u64> {
@@ -147,97 +138,84 @@ impl Store {
                 "BEGIN; DELETE FROM pieces; DELETE FROM chunks; DELETE FROM documents; {vectors}
                  DELETE FROM journal; COMMIT;"
             ))
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 
     pub fn documents(&self) -> Result<Vec<DocumentRecord>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, path, size, mtime_ns, hash, title, tags, aliases, description,
+        let mut stmt = self.conn.prepare(
+            "SELECT id, path, size, mtime_ns, hash, title, tags, aliases, description,
                         supersedes, created_by, session, links, total_lines
                  FROM documents",
-            )
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                let json = |i: usize| -> rusqlite::Result<Vec<String>> {
-                    let s: String = r.get(i)?;
-                    Ok(serde_json::from_str(&s).unwrap_or_default())
-                };
-                Ok(DocumentRecord {
-                    id: r.get(0)?,
-                    path: r.get(1)?,
-                    size: r.get::<_, i64>(2)? as u64,
-                    mtime_ns: r.get(3)?,
-                    hash: r.get(4)?,
-                    title: r.get(5)?,
-                    tags: json(6)?,
-                    aliases: json(7)?,
-                    description: r.get(8)?,
-                    supersedes: json(9)?,
-                    created_by: r.get(10)?,
-                    session: r.get(11)?,
-                    links: serde_json::from_str(&r.get::<_, String>(12)?).unwrap_or_default(),
-                    total_lines: r.get::<_, i64>(13)? as u32,
-                })
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let json = |i: usize| -> rusqlite::Result<Vec<String>> {
+                let s: String = r.get(i)?;
+                Ok(serde_json::from_str(&s).unwrap_or_default())
+            };
+            Ok(DocumentRecord {
+                id: r.get(0)?,
+                path: r.get(1)?,
+                size: r.get::<_, i64>(2)? as u64,
+                mtime_ns: r.get(3)?,
+                hash: r.get(4)?,
+                title: r.get(5)?,
+                tags: json(6)?,
+                aliases: json(7)?,
+                description: r.get(8)?,
+                supersedes: json(9)?,
+                created_by: r.get(10)?,
+                session: r.get(11)?,
+                links: serde_json::from_str(&r.get::<_, String>(12)?).unwrap_or_default(),
+                total_lines: r.get::<_, i64>(13)? as u32,
             })
-            .map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)
+        })?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(IndexError::from)
     }
 
     /// Every chunk with its vector, in id order; `document_id` narrows to one document.
     pub fn chunks(&self, document_id: Option<i64>) -> Result<Vec<StoredChunk>> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT c.id, c.document_id, c.ord, c.line_start, c.line_end, c.heading,
+        let mut stmt = self.conn.prepare(
+            "SELECT c.id, c.document_id, c.ord, c.line_start, c.line_end, c.heading,
                         c.breadcrumb, c.text, v.vector
                  FROM chunks c JOIN vectors v ON v.key = c.vector_key
                  WHERE ?1 IS NULL OR c.document_id = ?1
                  ORDER BY c.id",
-            )
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([document_id], |r| {
-                Ok(StoredChunk {
-                    record: ChunkRecord {
-                        id: r.get(0)?,
-                        document_id: r.get(1)?,
-                        ord: r.get(2)?,
-                        line_start: r.get(3)?,
-                        line_end: r.get(4)?,
-                        heading: r.get(5)?,
-                        breadcrumb: r.get(6)?,
-                        text: r.get(7)?,
-                    },
-                    vector: blob_to_vector(&r.get::<_, Vec<u8>>(8)?),
-                    pieces: Vec::new(),
-                })
+        )?;
+        let rows = stmt.query_map([document_id], |r| {
+            Ok(StoredChunk {
+                record: ChunkRecord {
+                    id: r.get(0)?,
+                    document_id: r.get(1)?,
+                    ord: r.get(2)?,
+                    line_start: r.get(3)?,
+                    line_end: r.get(4)?,
+                    heading: r.get(5)?,
+                    breadcrumb: r.get(6)?,
+                    text: r.get(7)?,
+                },
+                vector: blob_to_vector(&r.get::<_, Vec<u8>>(8)?),
+                pieces: Vec::new(),
             })
-            .map_err(sql)?;
-        let mut chunks = rows.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)?;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT p.chunk_id, v.vector
+        })?;
+        let mut chunks = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT p.chunk_id, v.vector
                  FROM pieces p JOIN chunks c ON c.id = p.chunk_id
                      JOIN vectors v ON v.key = p.vector_key
                  WHERE ?1 IS NULL OR c.document_id = ?1
                  ORDER BY p.chunk_id, p.ord",
-            )
-            .map_err(sql)?;
-        let mut rows = stmt.query([document_id]).map_err(sql)?;
+        )?;
+        let mut rows = stmt.query([document_id])?;
         // Both lists are in chunk id order: walk them together.
         let mut at = 0;
-        while let Some(row) = rows.next().map_err(sql)? {
-            let chunk_id: i64 = row.get(0).map_err(sql)?;
+        while let Some(row) = rows.next()? {
+            let chunk_id: i64 = row.get(0)?;
             while chunks.get(at).is_some_and(|c| c.record.id < chunk_id) {
                 at += 1;
             }
             if let Some(c) = chunks.get_mut(at).filter(|c| c.record.id == chunk_id) {
-                c.pieces
-                    .extend(blob_to_vector(&row.get::<_, Vec<u8>>(1).map_err(sql)?));
+                c.pieces.extend(blob_to_vector(&row.get::<_, Vec<u8>>(1)?));
             }
         }
         Ok(chunks)
@@ -250,14 +228,12 @@ impl Store {
     ) -> Result<std::collections::HashMap<[u8; 32], Vec<f32>>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT vector FROM vectors WHERE key = ?1")
-            .map_err(sql)?;
+            .prepare_cached("SELECT vector FROM vectors WHERE key = ?1")?;
         let mut out = std::collections::HashMap::new();
         for key in keys {
             if let Some(blob) = stmt
                 .query_row([&key[..]], |r| r.get::<_, Vec<u8>>(0))
-                .optional()
-                .map_err(sql)?
+                .optional()?
             {
                 out.insert(*key, blob_to_vector(&blob));
             }
@@ -266,17 +242,15 @@ impl Store {
     }
 
     pub fn put_vectors(&mut self, entries: &[([u8; 32], Vec<f32>)]) -> Result<()> {
-        let tx = self.conn.transaction().map_err(sql)?;
+        let tx = self.conn.transaction()?;
         {
-            let mut stmt = tx
-                .prepare_cached("INSERT OR IGNORE INTO vectors(key, vector) VALUES (?1, ?2)")
-                .map_err(sql)?;
+            let mut stmt =
+                tx.prepare_cached("INSERT OR IGNORE INTO vectors(key, vector) VALUES (?1, ?2)")?;
             for (key, vector) in entries {
-                stmt.execute(params![&key[..], vector_to_blob(vector)])
-                    .map_err(sql)?;
+                stmt.execute(params![&key[..], vector_to_blob(vector)])?;
             }
         }
-        tx.commit().map_err(sql)
+        tx.commit().map_err(IndexError::from)
     }
 
     /// Replaces one document and its chunks in a single transaction, journalled under a new
@@ -286,12 +260,11 @@ impl Store {
         doc: &DocumentRecord,
         chunks: &[NewChunk<'_>],
     ) -> Result<(i64, Vec<i64>, u64)> {
-        let tx = self.conn.transaction().map_err(sql)?;
+        let tx = self.conn.transaction()?;
         let generation = next_generation(&tx, &doc.path)?;
         let list = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
-        let id: i64 = tx
-            .query_row(
-                "INSERT INTO documents(path, size, mtime_ns, hash, title, tags, aliases,
+        let id: i64 = tx.query_row(
+            "INSERT INTO documents(path, size, mtime_ns, hash, title, tags, aliases,
                      description, supersedes, created_by, session, links, total_lines)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                  ON CONFLICT(path) DO UPDATE SET size = excluded.size,
@@ -301,63 +274,55 @@ impl Store {
                      created_by = excluded.created_by, session = excluded.session,
                      links = excluded.links, total_lines = excluded.total_lines
                  RETURNING id",
-                params![
-                    doc.path,
-                    doc.size as i64,
-                    doc.mtime_ns,
-                    doc.hash,
-                    doc.title,
-                    list(&doc.tags),
-                    list(&doc.aliases),
-                    doc.description,
-                    list(&doc.supersedes),
-                    doc.created_by,
-                    doc.session,
-                    serde_json::to_string(&doc.links).unwrap_or_else(|_| "[]".into()),
-                    doc.total_lines,
-                ],
-                |r| r.get(0),
-            )
-            .map_err(sql)?;
-        tx.execute("DELETE FROM chunks WHERE document_id = ?1", [id])
-            .map_err(sql)?;
+            params![
+                doc.path,
+                doc.size as i64,
+                doc.mtime_ns,
+                doc.hash,
+                doc.title,
+                list(&doc.tags),
+                list(&doc.aliases),
+                doc.description,
+                list(&doc.supersedes),
+                doc.created_by,
+                doc.session,
+                serde_json::to_string(&doc.links).unwrap_or_else(|_| "[]".into()),
+                doc.total_lines,
+            ],
+            |r| r.get(0),
+        )?;
+        tx.execute("DELETE FROM chunks WHERE document_id = ?1", [id])?;
         let mut ids = Vec::with_capacity(chunks.len());
         {
-            let mut piece_stmt = tx
-                .prepare_cached("INSERT INTO pieces(chunk_id, ord, vector_key) VALUES (?1, ?2, ?3)")
-                .map_err(sql)?;
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO chunks(document_id, ord, line_start, line_end, heading,
+            let mut piece_stmt = tx.prepare_cached(
+                "INSERT INTO pieces(chunk_id, ord, vector_key) VALUES (?1, ?2, ?3)",
+            )?;
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO chunks(document_id, ord, line_start, line_end, heading,
                          breadcrumb, text, vector_key)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
-                )
-                .map_err(sql)?;
+            )?;
             for (ord, c) in chunks.iter().enumerate() {
-                let chunk_id: i64 = stmt
-                    .query_row(
-                        params![
-                            id,
-                            ord as i64,
-                            c.chunk.line_start as i64,
-                            c.chunk.line_end as i64,
-                            c.chunk.heading,
-                            c.chunk.breadcrumb,
-                            c.chunk.text,
-                            &c.vector_key[..],
-                        ],
-                        |r| r.get(0),
-                    )
-                    .map_err(sql)?;
+                let chunk_id: i64 = stmt.query_row(
+                    params![
+                        id,
+                        ord as i64,
+                        c.chunk.line_start as i64,
+                        c.chunk.line_end as i64,
+                        c.chunk.heading,
+                        c.chunk.breadcrumb,
+                        c.chunk.text,
+                        &c.vector_key[..],
+                    ],
+                    |r| r.get(0),
+                )?;
                 for (piece, key) in c.piece_keys.iter().enumerate() {
-                    piece_stmt
-                        .execute(params![chunk_id, piece as i64, &key[..]])
-                        .map_err(sql)?;
+                    piece_stmt.execute(params![chunk_id, piece as i64, &key[..]])?;
                 }
                 ids.push(chunk_id);
             }
         }
-        tx.commit().map_err(sql)?;
+        tx.commit()?;
         Ok((id, ids, generation))
     }
 
@@ -369,16 +334,15 @@ impl Store {
                 params![id, size as i64, mtime_ns],
             )
             .map(|_| ())
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 
     /// Deletes a document and its chunks in one transaction. Returns the generation.
     pub fn remove_document(&mut self, path: &str) -> Result<u64> {
-        let tx = self.conn.transaction().map_err(sql)?;
+        let tx = self.conn.transaction()?;
         let generation = next_generation(&tx, path)?;
-        tx.execute("DELETE FROM documents WHERE path = ?1", [path])
-            .map_err(sql)?;
-        tx.commit().map_err(sql)?;
+        tx.execute("DELETE FROM documents WHERE path = ?1", [path])?;
+        tx.commit()?;
         Ok(generation)
     }
 
@@ -386,10 +350,10 @@ impl Store {
     pub fn journal_since(&self, since: u64) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
-            .prepare("SELECT DISTINCT path FROM journal WHERE generation > ?1 ORDER BY path")
-            .map_err(sql)?;
-        let rows = stmt.query_map([since as i64], |r| r.get(0)).map_err(sql)?;
-        rows.collect::<rusqlite::Result<Vec<String>>>().map_err(sql)
+            .prepare("SELECT DISTINCT path FROM journal WHERE generation > ?1 ORDER BY path")?;
+        let rows = stmt.query_map([since as i64], |r| r.get(0))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(IndexError::from)
     }
 
     /// Forgets journal entries the BM25 index has committed.
@@ -397,7 +361,7 @@ impl Store {
         self.conn
             .execute("DELETE FROM journal WHERE generation <= ?1", [upto as i64])
             .map(|_| ())
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 
     /// Drops cached vectors no chunk uses any more.
@@ -408,7 +372,7 @@ impl Store {
                      AND key NOT IN (SELECT vector_key FROM pieces)",
                 [],
             )
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 
     pub fn document_id(&self, path: &str) -> Result<Option<i64>> {
@@ -417,7 +381,7 @@ impl Store {
                 r.get(0)
             })
             .optional()
-            .map_err(sql)
+            .map_err(IndexError::from)
     }
 }
 
@@ -437,8 +401,7 @@ fn next_generation(tx: &rusqlite::Transaction<'_>, path: &str) -> Result<u64> {
         .query_row("SELECT value FROM meta WHERE key = 'generation'", [], |r| {
             r.get::<_, String>(0)
         })
-        .optional()
-        .map_err(sql)?
+        .optional()?
         .and_then(|g| g.parse().ok())
         .unwrap_or(0);
     let next = current + 1;
@@ -446,12 +409,10 @@ fn next_generation(tx: &rusqlite::Transaction<'_>, path: &str) -> Result<u64> {
         "INSERT INTO meta(key, value) VALUES ('generation', ?1)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [next.to_string()],
-    )
-    .map_err(sql)?;
+    )?;
     tx.execute(
         "INSERT INTO journal(generation, path) VALUES (?1, ?2)",
         params![next as i64, path],
-    )
-    .map_err(sql)?;
+    )?;
     Ok(next)
 }

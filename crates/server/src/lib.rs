@@ -1,4 +1,4 @@
-//! ragdown's MCP server: the twelve `ragdown_*` tools over one folder (a [`Engine`]), their
+//! ragdown's MCP server: the thirteen `ragdown_*` tools over one folder (a [`Engine`]), their
 //! argument schemas and exact output formats, the hook tool's gates and session memory, and the
 //! document writes (remember, write, edit, move, delete) — always through the sandboxed path
 //! check in [`paths`].

@@ -1,4 +1,4 @@
-//! The twelve tools: names, descriptions, argument schemas, annotations, which are write
+//! The thirteen tools: names, descriptions, argument schemas, annotations, which are write
 //! tools, and dispatch from a tool name and JSON arguments to the engine. Transport-free: the
 //! MCP adapter lists [`definitions`] and calls [`call`].
 

@@ -300,26 +300,6 @@ impl HookTally {
     }
 }
 
-/// The sections a hook block cites: `(path, first line, last line, heading)` of each hit
-/// header.
-pub fn injected_sections(block: &str) -> Vec<(String, u32, u32, String)> {
-    block
-        .lines()
-        .filter_map(|line| {
-            let (cited, rest) = line.split_once(" — ")?;
-            let (path, lines) = cited.rsplit_once(':')?;
-            let (start, end) = lines.split_once('-')?;
-            let heading = rest.split(" (similarity").next().unwrap_or(rest);
-            Some((
-                path.to_string(),
-                start.parse().ok()?,
-                end.parse().ok()?,
-                heading.to_string(),
-            ))
-        })
-        .collect()
-}
-
 pub fn hook_evaluation(
     settings: &Settings,
     index: &Arc<Index>,
@@ -328,16 +308,16 @@ pub fn hook_evaluation(
 ) -> Result<HookTally> {
     let engine = ragdown_server::Engine::new("eval".into(), index.clone(), settings.server.clone());
     let mut latencies = Vec::new();
-    let mut inject = |prompt: &str| -> Result<Vec<(String, u32, u32, String)>> {
+    let mut inject = |prompt: &str| -> Result<Vec<Hit>> {
         let args = ragdown_server::context::ContextArgs {
             prompt: prompt.to_string(),
             ..Default::default()
         };
         let started = std::time::Instant::now();
-        let block = ragdown_server::context::context(&engine, &args)
+        let injection = ragdown_server::context::inject(&engine, &args)
             .map_err(|e| anyhow::anyhow!(e.message))?;
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
-        Ok(injected_sections(&block))
+        Ok(injection.map(|i| i.sections).unwrap_or_default())
     };
     let mut tally = HookTally::default();
     for q in questions {
@@ -345,11 +325,7 @@ pub fn hook_evaluation(
         tally.on_topic += 1;
         tally.sections += sections.len();
         tally.on_topic_injected += usize::from(!sections.is_empty());
-        tally.answer_injected += usize::from(
-            sections
-                .iter()
-                .any(|(path, start, end, heading)| q.answered_by(path, *start, *end, heading)),
-        );
+        tally.answer_injected += usize::from(sections.iter().any(|hit| q.answered_by_hit(hit)));
     }
     for p in offtopic {
         let sections = inject(&p.query)?;
@@ -604,23 +580,5 @@ mod tests {
         );
         assert!(bench.answered_by("a.md", 4, 9, ""));
         assert_eq!(bench.kind.as_deref(), Some("alias"));
-    }
-
-    #[test]
-    fn a_hook_block_cites_its_sections() {
-        let block = "<ragdown-context>\nops/backups.md:5-9 — Backups › Restore (similarity 0.61, changed 2026-01-02)\nRun pg_restore twice.\n\nnotes/a b.md:1-3 — A (similarity 0.58, changed 2026-01-02)\nText with a — dash: 1-2\n</ragdown-context>";
-        let cited = injected_sections(block);
-        assert_eq!(cited.len(), 2);
-        assert_eq!(
-            cited[0],
-            (
-                "ops/backups.md".to_string(),
-                5,
-                9,
-                "Backups › Restore".to_string()
-            )
-        );
-        assert_eq!(cited[1].0, "notes/a b.md");
-        assert!(injected_sections("").is_empty());
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ragdown_embed::{EmbedderSettings, download::Silent};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::{SearchOptions, search};
-use ragdown_server::context::{ContextArgs, context};
+use ragdown_server::context::ContextArgs;
 
 struct Floors {
     top1: f64,
@@ -56,19 +56,6 @@ fn lines(path: PathBuf) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// `(path, first line, last line)` of each section a hook block cites.
-fn cited(block: &str) -> Vec<(String, u32, u32)> {
-    block
-        .lines()
-        .filter_map(|line| {
-            let (cited, _) = line.split_once(" — ")?;
-            let (path, lines) = cited.rsplit_once(':')?;
-            let (start, end) = lines.split_once('-')?;
-            Some((path.to_string(), start.parse().ok()?, end.parse().ok()?))
-        })
-        .collect()
-}
-
 fn check(corpus: &str, floors: Floors) {
     let bench = bench_dir(corpus);
     assert!(
@@ -100,7 +87,13 @@ fn check(corpus: &str, floors: Floors) {
             prompt: prompt.into(),
             ..Default::default()
         };
-        cited(&context(&engine, &args).unwrap())
+        ragdown_server::context::inject(&engine, &args)
+            .unwrap()
+            .map(|i| i.sections)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|hit| (hit.path().to_string(), hit.line_start, hit.line_end))
+            .collect::<Vec<_>>()
     };
 
     let questions = lines(bench.join("questions.jsonl"));

@@ -312,14 +312,45 @@ pub fn context(engine: &Engine, args: &ContextArgs) -> Result<String, ToolError>
     context_from(engine, args)
 }
 
+/// `ragdown_context`'s answer in the format the call asks for: the block, or empty text when
+/// nothing is injected.
 pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<String, ToolError> {
+    let Some(injection) = inject(source, args)? else {
+        return Ok(String::new());
+    };
+    Ok(match args.format {
+        ContextFormat::Text => injection.block,
+        ContextFormat::ClaudeCode => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": injection.block,
+            }
+        })
+        .to_string(),
+    })
+}
+
+/// What the hook injects for one prompt: its sections, in the order the block cites them, and
+/// the `<ragdown-context>` block they make.
+pub struct Injection {
+    pub sections: Vec<Hit>,
+    pub block: String,
+}
+
+/// Runs the hook for one prompt — gates, session memory, query log — and returns what it
+/// injects, or `None` when it stays silent. [`context_from`] renders it; `ragdown eval` reads
+/// the sections without parsing the block.
+pub fn inject(
+    source: &dyn ContextSource,
+    args: &ContextArgs,
+) -> Result<Option<Injection>, ToolError> {
     let session = args.session_id.as_deref().unwrap_or("").trim().to_string();
     if args.reset && !session.is_empty() {
         source.sessions().forget(&session);
     }
     let prompt = args.prompt.trim();
     if prompt.chars().count() < MIN_PROMPT_CHARS || prompt.starts_with('/') {
-        return Ok(String::new());
+        return Ok(None);
     }
     let hook = source.hook();
     let gate = Gate {
@@ -360,15 +391,15 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
     let chosen = candidates.choose(&gate, &seen);
     if chosen.is_empty() {
         log(&[]);
-        return Ok(String::new());
+        return Ok(None);
     }
 
     // Whole sections only: the first always (clipped only past the budget), then each further
     // one that still fits.
     let mut blocks = Vec::new();
     let mut used = 0usize;
-    let mut injected = Vec::new();
-    for (i, hit) in chosen.iter().enumerate() {
+    let mut sections: Vec<Hit> = Vec::new();
+    for (i, hit) in chosen.into_iter().enumerate() {
         let block = if i == 0 {
             hit_block(hit, max_chars)
         } else {
@@ -380,8 +411,9 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
         }
         used += len;
         blocks.push(block);
-        injected.push(hit.chunk_id);
+        sections.push(hit.clone());
     }
+    let injected: Vec<i64> = sections.iter().map(|h| h.chunk_id).collect();
     log(&injected);
     if !session.is_empty() {
         source.sessions().remember(&session, injected);
@@ -391,16 +423,7 @@ pub fn context_from(source: &dyn ContextSource, args: &ContextArgs) -> Result<St
         serde_json::to_string(source.source_name()).unwrap_or_default(),
         blocks.join("\n\n")
     );
-    Ok(match args.format {
-        ContextFormat::Text => block,
-        ContextFormat::ClaudeCode => json!({
-            "hookSpecificOutput": {
-                "hookEventName": "UserPromptSubmit",
-                "additionalContext": block,
-            }
-        })
-        .to_string(),
-    })
+    Ok(Some(Injection { sections, block }))
 }
 
 #[cfg(test)]
@@ -448,8 +471,12 @@ mod tests {
     }
 
     fn chosen(candidates: &Candidates, gate: &Gate) -> Vec<i64> {
+        chosen_after(candidates, gate, &HashSet::new())
+    }
+
+    fn chosen_after(candidates: &Candidates, gate: &Gate, seen: &HashSet<i64>) -> Vec<i64> {
         candidates
-            .choose(gate, &HashSet::new())
+            .choose(gate, seen)
             .iter()
             .map(|h| h.chunk_id)
             .collect()
@@ -502,12 +529,7 @@ mod tests {
         assert_eq!(chosen(&candidates, &gate()), vec![2, 1]);
         // Once seen, the pinned section is not repeated and the gate decides alone.
         let seen: HashSet<i64> = [2].into();
-        let ids: Vec<i64> = candidates
-            .choose(&gate(), &seen)
-            .iter()
-            .map(|h| h.chunk_id)
-            .collect();
-        assert_eq!(ids, vec![1]);
+        assert_eq!(chosen_after(&candidates, &gate(), &seen), vec![1]);
     }
 
     #[test]

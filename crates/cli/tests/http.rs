@@ -1260,6 +1260,39 @@ async fn subfolder_endpoints_narrow_the_folder() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_endpoint_lists_exactly_the_tools_it_answers() {
+    let root_on = ("RAGDOWN_ROOT_MCP", "true");
+    let s = Serve::start(&[root_on]).await;
+    let folder_tools = common::listed_tools(&s.mcp("/mcp/work").await).await;
+    let root_tools = common::listed_tools(&s.mcp("/mcp").await).await;
+    assert_eq!(folder_tools.len(), 13, "{folder_tools:?}");
+    assert_eq!(root_tools.len(), 15, "{root_tools:?}");
+    for (path, every) in [("/mcp/work", &folder_tools), ("/mcp", &root_tools)] {
+        common::walk_tool_table(&s.mcp(path).await, every, |_, _| true).await;
+    }
+    let read_only = Serve::start(&[root_on, ("RAGDOWN_READ_ONLY", "true")]).await;
+    for (path, every) in [("/mcp/work", &folder_tools), ("/mcp", &root_tools)] {
+        common::walk_tool_table(&read_only.mcp(path).await, every, |_, writes| !writes).await;
+    }
+    drop(read_only);
+    let hidden = ["ragdown_recall", "ragdown_move", "ragdown_folders"];
+    let disabled = Serve::start(&[
+        root_on,
+        (
+            "RAGDOWN_DISABLED_TOOLS",
+            "ragdown_recall, ragdown_move,ragdown_folders",
+        ),
+    ])
+    .await;
+    for (path, every) in [("/mcp/work", &folder_tools), ("/mcp", &root_tools)] {
+        common::walk_tool_table(&disabled.mcp(path).await, every, |name, _| {
+            !hidden.contains(&name)
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn root_endpoint_serves_every_mcp_folder() {
     let s = Serve::start(&[("RAGDOWN_ROOT_MCP", "true")]).await;
     write(s.docs.path(), "team/.ragdown.json", r#"{"mcp": true}"#);

@@ -213,6 +213,39 @@ async fn read_only_and_disabled_tools_are_neither_listed_nor_accepted() {
 }
 
 #[tokio::test]
+async fn every_tool_listed_answers_and_no_other_does() {
+    let every = common::listed_tools(&start().await.client).await;
+    assert_eq!(every.len(), 13, "{every:?}");
+    let read_only = start_with(&[("RAGDOWN_READ_ONLY", "true")]).await;
+    common::walk_tool_table(&read_only.client, &every, |_, writes| !writes).await;
+    let disabled = start_with(&[("RAGDOWN_DISABLED_TOOLS", "ragdown_list,ragdown_edit")]).await;
+    common::walk_tool_table(&disabled.client, &every, |name, _| {
+        name != "ragdown_list" && name != "ragdown_edit"
+    })
+    .await;
+    // The write tools the read-only server hid are the ones annotated as writing.
+    let writes: Vec<&str> = every
+        .iter()
+        .filter(|(_, w)| *w)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            "ragdown_delete",
+            "ragdown_edit",
+            "ragdown_ingest",
+            "ragdown_move",
+            "ragdown_reindex",
+            "ragdown_remember",
+            "ragdown_write"
+        ]
+    );
+    let all = start().await;
+    common::walk_tool_table(&all.client, &every, |_, _| true).await;
+}
+
+#[tokio::test]
 async fn recall_text_json_and_clipping() {
     let s = start().await;
     let text = s

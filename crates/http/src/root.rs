@@ -14,28 +14,22 @@ use ragdown_search::{Hit, SearchOptions};
 use ragdown_server::context::{ContextArgs, ContextSource, Sessions, context_from};
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::mcp::ToolHost;
-use ragdown_server::tools::{self, Definition, READ, RecallArgs, RecallFormat, ToolKind};
+use ragdown_server::tools::{self, Definition, READ, RecallArgs, RecallFormat, Scope, ToolKind};
 use ragdown_server::{HookSettings, ToolError, format};
 use serde_json::{Value, json};
 
 use crate::folders::{Folder, Folders};
 
-/// Tools that act on one document, so need a folder at the root.
-const NEEDS_FOLDER: [&str; 8] = [
-    "ragdown_read_doc",
-    "ragdown_backlinks",
-    "ragdown_remember",
-    "ragdown_ingest",
-    "ragdown_write",
-    "ragdown_edit",
-    "ragdown_move",
-    "ragdown_delete",
-];
-
 pub struct RootHost {
     folders: Arc<Folders>,
     /// Hook memory of calls that name no folder.
     sessions: Sessions,
+}
+
+/// A tool of the table the root has no every-folder form of: a tool added to the table must
+/// be given one here (the table-walk test in `crates/cli/tests/http.rs` finds it).
+fn no_root_form(name: &str) -> ToolError {
+    ToolError::internal(format!("{name} has no form for every folder: pass folder"))
 }
 
 /// An id unique across folders (chunk and document ids are per folder's index).
@@ -316,10 +310,11 @@ impl ToolHost for RootHost {
     fn definitions(&self) -> Vec<Definition> {
         let settings = self.settings();
         let mut defs: Vec<Definition> = tools::definitions()
-            .into_iter()
+            .iter()
+            .cloned()
             .map(|mut d| {
-                if d.name != "ragdown_reindex" {
-                    let required = NEEDS_FOLDER.contains(&d.name);
+                if d.scope != Scope::Server {
+                    let required = d.scope == Scope::Document;
                     if let Some(Value::Object(props)) = d.schema.get_mut("properties") {
                         props.insert("folder".into(), folder_property(required));
                     }
@@ -342,6 +337,7 @@ impl ToolHost for RootHost {
             schema: serde_json::from_value(json!({"type": "object", "properties": {}}))
                 .unwrap_or_default(),
             kind: READ,
+            scope: Scope::Server,
         });
         defs.push(Definition {
             name: "ragdown_create_folder",
@@ -360,6 +356,7 @@ impl ToolHost for RootHost {
                 destructive: false,
                 idempotent: false,
             },
+            scope: Scope::Server,
         });
         defs.retain(|d| tools::enabled_by(&settings, d));
         defs.sort_by_key(|d| d.name);
@@ -367,14 +364,19 @@ impl ToolHost for RootHost {
     }
 
     fn call(&self, name: &str, args: Value) -> Result<String, ToolError> {
-        if !self.definitions().iter().any(|d| d.name == name) {
+        let Some(scope) = self
+            .definitions()
+            .iter()
+            .find(|d| d.name == name)
+            .map(|d| d.scope)
+        else {
             let why = if self.settings().read_only {
                 " (this server is read-only)"
             } else {
                 ""
             };
             return Err(ToolError::not_found(format!("unknown tool: {name}{why}")));
-        }
+        };
         let mut args = if args.is_null() { json!({}) } else { args };
         let folder = match args.as_object_mut().and_then(|m| m.remove("folder")) {
             None | Some(Value::Null) => None,
@@ -385,21 +387,24 @@ impl ToolHost for RootHost {
                 )));
             }
         };
-        match (name, folder) {
-            ("ragdown_folders", _) => Ok(self.folders_tool()),
-            ("ragdown_create_folder", _) => self.create_folder(args),
-            ("ragdown_reindex", _) => self.reindex_all(args),
+        match (scope, folder) {
+            (Scope::Server, _) => match name {
+                "ragdown_folders" => Ok(self.folders_tool()),
+                "ragdown_create_folder" => self.create_folder(args),
+                "ragdown_reindex" => self.reindex_all(args),
+                other => Err(no_root_form(other)),
+            },
             (_, Some(f)) => tools::call(&self.folder(&f)?.engine, name, args),
-            (n, None) if NEEDS_FOLDER.contains(&n) => Err(ToolError::invalid(format!(
-                "{n} needs a folder here: pass folder (ragdown_folders lists them)"
+            (Scope::Document, None) => Err(ToolError::invalid(format!(
+                "{name} needs a folder here: pass folder (ragdown_folders lists them)"
             ))),
-            ("ragdown_recall", None) => self.recall_all(args),
-            ("ragdown_list", None) => self.list_all(args),
-            ("ragdown_stats", None) => self.stats_all(args),
-            ("ragdown_context", None) => {
-                context_from(self, &tools::parse::<ContextArgs>(name, args)?)
-            }
-            (other, None) => Err(ToolError::not_found(format!("unknown tool: {other}"))),
+            (Scope::Folder, None) => match name {
+                "ragdown_recall" => self.recall_all(args),
+                "ragdown_list" => self.list_all(args),
+                "ragdown_stats" => self.stats_all(args),
+                "ragdown_context" => context_from(self, &tools::parse::<ContextArgs>(name, args)?),
+                other => Err(no_root_form(other)),
+            },
         }
     }
 }

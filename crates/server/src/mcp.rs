@@ -37,8 +37,9 @@ impl ToolHost for Engine {
     }
     fn definitions(&self) -> Vec<Definition> {
         definitions()
-            .into_iter()
+            .iter()
             .filter(|d| enabled(self, d))
+            .cloned()
             .collect()
     }
     fn call(&self, name: &str, args: serde_json::Value) -> Result<String, ToolError> {

@@ -94,8 +94,9 @@ impl ToolHost for PendingEngine {
 
     fn definitions(&self) -> Vec<Definition> {
         tools::definitions()
-            .into_iter()
+            .iter()
             .filter(|d| tools::enabled_by(&self.settings, d))
+            .cloned()
             .collect()
     }
 

@@ -224,11 +224,26 @@ pub struct ToolKind {
     pub idempotent: bool,
 }
 
+/// What a tool acts on, which decides what the root `/mcp` (every folder at once) asks of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// One document: at the root it needs a `folder`.
+    Document,
+    /// A folder's index: at the root, every folder when `folder` is left out.
+    Folder,
+    /// The whole server: at the root it takes no `folder` and runs once over every folder.
+    Server,
+}
+
+/// One tool, defined once: every endpoint (stdio, `/mcp/<folder>`, the root `/mcp`) lists and
+/// dispatches from these, and `RAGDOWN_READ_ONLY` / `RAGDOWN_DISABLED_TOOLS` filter them.
+#[derive(Clone)]
 pub struct Definition {
     pub name: &'static str,
     pub description: &'static str,
     pub schema: serde_json::Map<String, Value>,
     pub kind: ToolKind,
+    pub scope: Scope,
 }
 
 fn schema<T: JsonSchema>() -> serde_json::Map<String, Value> {
@@ -244,20 +259,33 @@ pub const READ: ToolKind = ToolKind {
     idempotent: true,
 };
 
-/// Every tool, in name order.
-pub fn definitions() -> Vec<Definition> {
+/// Every tool, in name order: the table, built once (schemas are generated from the argument
+/// types, so not on every call).
+pub fn definitions() -> &'static [Definition] {
+    static TABLE: std::sync::LazyLock<Vec<Definition>> = std::sync::LazyLock::new(table);
+    &TABLE
+}
+
+/// The tool named `name`, served or not.
+pub fn definition(name: &str) -> Option<&'static Definition> {
+    definitions().iter().find(|d| d.name == name)
+}
+
+fn table() -> Vec<Definition> {
     vec![
         Definition {
             name: "ragdown_backlinks",
             description: "The documents that link to a document (wikilinks, aliases, relative Markdown links), with the lines the links are on. Call it before changing, moving or superseding a document. Returns JSON {path, backlinks: [{path, title, lines: [{line, text}]}]}.",
             schema: schema::<PathArgs>(),
             kind: READ,
+            scope: Scope::Document,
         },
         Definition {
             name: "ragdown_context",
             description: "For hooks that run before a turn: the user's documents related to the prompt, as a ready-to-inject <ragdown-context> block, or empty text when nothing is related enough. Unlike ragdown_recall it gates on similarity, skips short prompts and slash commands, and never repeats a section for the same session_id. reset forgets the session (call it with an empty prompt after a compaction). format claude-code wraps the block for a UserPromptSubmit hook.",
             schema: schema::<ContextArgs>(),
             kind: READ,
+            scope: Scope::Folder,
         },
         Definition {
             name: "ragdown_delete",
@@ -268,6 +296,7 @@ pub fn definitions() -> Vec<Definition> {
                 destructive: true,
                 idempotent: false,
             },
+            scope: Scope::Document,
         },
         Definition {
             name: "ragdown_edit",
@@ -278,6 +307,7 @@ pub fn definitions() -> Vec<Definition> {
                 destructive: true,
                 idempotent: false,
             },
+            scope: Scope::Document,
         },
         Definition {
             name: "ragdown_ingest",
@@ -288,12 +318,14 @@ pub fn definitions() -> Vec<Definition> {
                 destructive: false,
                 idempotent: true,
             },
+            scope: Scope::Document,
         },
         Definition {
             name: "ragdown_list",
             description: "Browse rather than search: one line per document with path, title, tags, last change, who wrote it and its description. Filter by subfolder, tag, author or session; sort recent lists the last changed first.",
             schema: schema::<ListToolArgs>(),
             kind: READ,
+            scope: Scope::Folder,
         },
         Definition {
             name: "ragdown_move",
@@ -304,18 +336,21 @@ pub fn definitions() -> Vec<Definition> {
                 destructive: false,
                 idempotent: false,
             },
+            scope: Scope::Document,
         },
         Definition {
             name: "ragdown_read_doc",
             description: "Read a Markdown document, whole or by line range, straight from disk; never clipped. Use it to see around a ragdown_recall hit or to follow a [[wikilink]] (path may be a link target: Note, Note#Heading, sub/Note, an alias). The first line is 'path:start-end of total_lines (hash …)'; the hash is the whole file's, for base_hash. The text follows exactly as in the file.",
             schema: schema::<ReadArgs>(),
             kind: READ,
+            scope: Scope::Document,
         },
         Definition {
             name: "ragdown_recall",
             description: "Hybrid (semantic + keyword) search over the user's Markdown documents. Returns sections with path, line range, heading breadcrumb, cosine similarity and the day the file changed, and says when an agent wrote one. Call it before answering anything the documents may cover (decisions, how-tos, runbooks, notes), then read around a hit with ragdown_read_doc.",
             schema: schema::<RecallArgs>(),
             kind: READ,
+            scope: Scope::Folder,
         },
         Definition {
             name: "ragdown_reindex",
@@ -326,6 +361,7 @@ pub fn definitions() -> Vec<Definition> {
                 destructive: false,
                 idempotent: true,
             },
+            scope: Scope::Server,
         },
         Definition {
             name: "ragdown_remember",
@@ -336,12 +372,14 @@ pub fn definitions() -> Vec<Definition> {
                 destructive: false,
                 idempotent: false,
             },
+            scope: Scope::Document,
         },
         Definition {
             name: "ragdown_stats",
             description: "The documents folder, index size (files, chunks), the embedder, whether this process is the indexing primary, and the last sync.",
             schema: schema::<StatsArgs>(),
             kind: READ,
+            scope: Scope::Folder,
         },
         Definition {
             name: "ragdown_write",
@@ -352,6 +390,7 @@ pub fn definitions() -> Vec<Definition> {
                 destructive: true,
                 idempotent: false,
             },
+            scope: Scope::Document,
         },
     ]
 }
@@ -387,8 +426,7 @@ pub fn prefix_of(input: Option<&str>) -> Result<Option<String>, ToolError> {
 
 /// Runs one tool. Blocking: the caller runs it off the async executor.
 pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolError> {
-    let def = definitions().into_iter().find(|d| d.name == name);
-    let Some(def) = def.filter(|d| enabled(engine, d)) else {
+    let Some(def) = definition(name).filter(|d| enabled(engine, d)) else {
         let why = if engine.settings().read_only {
             " (this server is read-only)"
         } else {

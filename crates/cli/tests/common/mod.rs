@@ -102,3 +102,47 @@ pub fn lighthouse_notes(count: usize) -> tempfile::TempDir {
     }
     docs
 }
+
+/// One tool as an endpoint lists it: its name and whether it writes.
+#[allow(dead_code)] // not every test binary uses it
+pub async fn listed_tools(client: &RunningService<RoleClient, ()>) -> Vec<(String, bool)> {
+    let mut tools: Vec<(String, bool)> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let read_only = t.annotations.as_ref().and_then(|a| a.read_only_hint);
+            (t.name.to_string(), read_only != Some(true))
+        })
+        .collect();
+    tools.sort();
+    tools
+}
+
+/// Walks an endpoint's tool table: of `every` tool (as [`listed_tools`] gave them with nothing
+/// hidden), exactly those `served(name, writes)` accepts are listed, and a tool answers a
+/// call exactly when it is listed — an unlisted one answers "unknown tool". Each call carries
+/// `{}`, which every tool that could change a document refuses for a missing argument.
+#[allow(dead_code)] // not every test binary uses it
+pub async fn walk_tool_table(
+    client: &RunningService<RoleClient, ()>,
+    every: &[(String, bool)],
+    served: impl Fn(&str, bool) -> bool,
+) {
+    let expected: Vec<(String, bool)> = every
+        .iter()
+        .filter(|(name, writes)| served(name, *writes))
+        .cloned()
+        .collect();
+    assert_eq!(listed_tools(client).await, expected);
+    for (name, writes) in every {
+        let (err, text) = call_tool(client, name, Value::Object(Default::default())).await;
+        let unknown = err && text.contains("unknown tool");
+        assert_eq!(
+            unknown,
+            !served(name, *writes),
+            "{name}: listed and callable must agree: {text}"
+        );
+    }
+}

@@ -8,7 +8,8 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use ragdown_index::lock::{self, PrimaryLock};
 use ragdown_index::{Index, IndexSettings};
-use ragdown_search::{Hit, SearchOptions};
+use ragdown_search::SearchOptions;
+use ragdown_server::answers::FoundHit;
 use ragdown_server::primary::{self, SharedDuties, answer_forwarded_syncs};
 use serde_json::json;
 
@@ -159,26 +160,6 @@ fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
-pub fn hit_json(hit: &Hit) -> serde_json::Value {
-    let mut value = json!({
-        "path": hit.path(),
-        "title": hit.document.title,
-        "heading": hit.heading,
-        "breadcrumb": hit.breadcrumb,
-        "line_start": hit.line_start,
-        "line_end": hit.line_end,
-        "similarity": ragdown_server::format::rounded(hit.similarity, 4),
-        "score": ragdown_server::format::rounded(hit.score, 5),
-        "sources": hit.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-        "tags": hit.document.tags,
-        "text": hit.text,
-    });
-    if let Some(by) = &hit.document.created_by {
-        value["created_by"] = json!(by);
-    }
-    value
-}
-
 pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags) -> Result<()> {
     let Opened { index, primary } = open_index(settings, dir, OnModelError::KeywordOnly)?;
     if primary.is_some() {
@@ -197,10 +178,11 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
     };
     let hits = ragdown_search::search(&index, question, &options)?;
     if flags.json {
-        println!(
-            "{}",
-            json!({ "hits": hits.iter().map(hit_json).collect::<Vec<_>>() })
-        );
+        let recall = ragdown_server::answers::Recall {
+            hits: hits.into_iter().map(FoundHit::alone).collect(),
+            indexing: None,
+        };
+        println!("{}", ragdown_server::format::json_text(&recall));
         return Ok(());
     }
     if hits.is_empty() {

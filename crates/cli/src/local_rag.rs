@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use ragdown_server::Engine;
-use ragdown_server::documents::{self, LineRange, ListArgs};
+use ragdown_server::answers::Listed;
+use ragdown_server::args::ListArgs;
+use ragdown_server::documents::{self, LineRange};
+use ragdown_server::format;
 use serde_json::{Value, json};
 
 use crate::commands::{OnModelError, Opened, folder_name, open_index, sync_dir};
@@ -207,35 +210,20 @@ pub fn list(settings: &Settings, given: &[PathBuf], as_json: bool) -> Result<()>
     let mut out = Vec::new();
     for root in &roots {
         let engine = engine_for(settings, root)?;
-        let snap = engine.index.snapshot();
-        let mut docs: Vec<_> = snap.documents().collect();
-        docs.sort_by(|a, b| a.path.cmp(&b.path));
+        // No limit: the command lists every document.
+        let listing = documents::list(&engine, &ListArgs::default())?;
         if as_json {
-            for d in docs {
-                out.push(json!({
-                    "docs_dir": root, "path": d.path, "title": d.title, "tags": d.tags,
-                    "chunks": snap.chunks_of(d.id).len(), "size": d.size,
-                    "mtime_ms": d.mtime_ns / 1_000_000, "created_by": d.created_by,
-                }));
-            }
+            // The folder of a document here is the docs dir it is in.
+            out.extend(listing.documents.into_iter().map(|d| Listed {
+                folder: Some(root.display().to_string()),
+                ..d
+            }));
             continue;
         }
         if roots.len() > 1 {
             println!("{}:", root.display());
         }
-        let text = documents::list(
-            &engine,
-            &ListArgs {
-                path_prefix: None,
-                tag: None,
-                written_by: None,
-                session_id: None,
-                recent: false,
-                limit: usize::MAX,
-            },
-        )
-        .map_err(|e| anyhow::anyhow!(e.message))?;
-        println!("{text}");
+        println!("{}", format::listing_text(&listing));
     }
     if as_json {
         println!("{}", json!({ "documents": out }));
@@ -272,7 +260,7 @@ pub fn read(
         None => (None, None),
     };
     let engine = engine_for(settings, &docs_dir(dir)?)?;
-    let text = documents::read_doc(
+    let doc = documents::read_doc(
         &engine,
         path,
         LineRange {
@@ -281,34 +269,11 @@ pub fn read(
             before,
             after,
         },
-    )
-    .map_err(|e| anyhow::anyhow!(e.message))?;
-    let (header, body) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+    )?;
     if as_json {
-        // `path:start-end of total (hash h…)`
-        let (location, rest) = header.split_once(" of ").unwrap_or((header, ""));
-        let (doc, span) = location.rsplit_once(':').unwrap_or((location, ""));
-        let (start, end) = span.split_once('-').unwrap_or((span, span));
-        let total = rest.split_whitespace().next().unwrap_or("0");
-        let hash = rest.split("hash ").nth(1).map(|h| {
-            h.chars()
-                .take_while(char::is_ascii_hexdigit)
-                .collect::<String>()
-        });
-        println!(
-            "{}",
-            json!({
-                "path": doc,
-                "start_line": start.parse::<usize>().ok(),
-                "end_line": end.parse::<usize>().ok(),
-                "total_lines": total.parse::<usize>().ok(),
-                "hash": hash,
-                "converted": header.contains("converted from"),
-                "text": body,
-            })
-        );
+        println!("{}", format::json_text(&doc));
     } else {
-        println!("{text}");
+        println!("{}", format::read_doc_text(&doc));
     }
     Ok(())
 }

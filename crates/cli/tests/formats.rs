@@ -95,7 +95,7 @@ fn questions_answered_inside_pdf_docx_html_find_them() {
     );
     assert_eq!(hit["path"], "handbook.pdf", "{hit}");
     assert!(
-        hit["breadcrumb"]
+        hit["heading"]
             .as_str()
             .unwrap()
             .ends_with("Key rotation › Page 2"),
@@ -109,7 +109,7 @@ fn questions_answered_inside_pdf_docx_html_find_them() {
     );
     assert_eq!(hit["path"], "report.docx", "{hit}");
     assert!(
-        hit["breadcrumb"].as_str().unwrap().ends_with("Budget"),
+        hit["heading"].as_str().unwrap().ends_with("Budget"),
         "{hit}"
     );
 
@@ -120,10 +120,7 @@ fn questions_answered_inside_pdf_docx_html_find_them() {
     );
     assert_eq!(hit["path"], "tls.html", "{hit}");
     assert!(
-        hit["breadcrumb"]
-            .as_str()
-            .unwrap()
-            .ends_with("Manual renewal"),
+        hit["heading"].as_str().unwrap().ends_with("Manual renewal"),
         "{hit}"
     );
 

@@ -94,7 +94,7 @@ fn sync_list_read_delete_across_docs_dirs() {
         "7:7",
         "--json",
     ]));
-    assert_eq!(read["start_line"], 7);
+    assert_eq!(read["line_start"], 7);
     assert_eq!(read["text"], "Run pg_restore twice.");
     assert_eq!(read["hash"].as_str().unwrap().len(), 12);
     let wider = json_of(ragdown(cache.path()).args([
@@ -120,7 +120,7 @@ fn sync_list_read_delete_across_docs_dirs() {
         "handbook.pdf",
         "--json",
     ]));
-    assert_eq!(pdf["converted"], true);
+    assert_eq!(pdf["converted_from"], "PDF");
     assert!(
         pdf["text"].as_str().unwrap().contains("## Key rotation"),
         "{pdf}"

@@ -16,6 +16,8 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, any, get};
 use ragdown_index::walk::is_skipped_name;
+use ragdown_server::answers::{FoundHit, Listed, Recall, best_first};
+use ragdown_server::args::ListArgs;
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::format::full_hash;
 use ragdown_server::{Engine, ToolError, documents, paths};
@@ -553,24 +555,41 @@ async fn delete_loose(
 
 // ---------------------------------------------------------------- documents
 
-fn doc_json(folder: &Folder, doc: &ragdown_index::DocumentRecord, chunks: usize) -> Value {
-    json!({
-        "path": with_folder(&folder.name, &doc.path),
-        "folder": folder.name,
-        "title": doc.title,
-        "description": doc.description,
-        "tags": doc.tags,
-        "aliases": doc.aliases,
-        "created_by": doc.created_by,
-        "session": doc.session,
-        "superseded_by": documents::superseded_by(&folder.engine, &doc.path)
+/// A listed document as `/api` names it: `folder/path`, with its folder beside it.
+fn in_folder(folder: &Folder, listed: Listed) -> Listed {
+    Listed {
+        folder: Some(folder.name.clone()),
+        path: with_folder(&folder.name, &listed.path),
+        superseded_by: listed
+            .superseded_by
             .iter()
             .map(|p| with_folder(&folder.name, p))
-            .collect::<Vec<_>>(),
-        "mtime_ms": doc.mtime_ns / 1_000_000,
-        "size": doc.size,
-        "chunks": chunks,
-    })
+            .collect(),
+        ..listed
+    }
+}
+
+/// One document with its whole text (`GET /api/doc`).
+#[derive(serde::Serialize)]
+struct DocWithText {
+    #[serde(flatten)]
+    doc: Listed,
+    text: String,
+    converted_from: Option<&'static str>,
+    /// The full SHA-256 of the bytes (a `base_hash` for writes).
+    hash: String,
+    lines: usize,
+}
+
+/// A hit as `/api/search` answers it: the one hit shape, plus the names the HTTP API has
+/// always documented for its line range and change time.
+#[derive(serde::Serialize)]
+struct ApiHit {
+    #[serde(flatten)]
+    hit: FoundHit,
+    start_line: u32,
+    end_line: u32,
+    mtime_ms: i64,
 }
 
 async fn list_docs(
@@ -585,12 +604,8 @@ async fn list_docs(
         };
         let mut docs = Vec::new();
         for folder in &chosen {
-            let snap = folder.engine.index.snapshot();
-            let mut list: Vec<_> = snap.documents().collect();
-            list.sort_by(|a, b| a.path.cmp(&b.path));
-            for doc in list {
-                docs.push(doc_json(folder, doc, snap.chunks_of(doc.id).len()));
-            }
+            let listing = documents::list(&folder.engine, &ListArgs::default())?;
+            docs.extend(listing.documents.into_iter().map(|d| in_folder(folder, d)));
         }
         Ok(axum::Json(json!({ "docs": docs })).into_response())
     })
@@ -614,11 +629,13 @@ async fn read_doc(
         let bytes = std::fs::read(&abs)
             .map_err(|_| ApiError::not_found(format!("{path} is no longer on disk")))?;
         let (text, converted_from) = documents::document_text(&rel, &bytes);
-        let mut v = doc_json(&folder, &doc, snap.chunks_of(doc.id).len());
-        v["text"] = json!(text);
-        v["converted_from"] = json!(converted_from);
-        v["hash"] = json!(full_hash(&bytes));
-        v["lines"] = json!(text.lines().count());
+        let v = DocWithText {
+            doc: in_folder(&folder, documents::listed(&folder.engine, &snap, &doc)),
+            lines: text.lines().count(),
+            text,
+            converted_from,
+            hash: full_hash(&bytes),
+        };
         folder
             .engine
             .log_query(json!({"kind": "read", "path": rel, "via": "web"}));
@@ -755,7 +772,7 @@ async fn search(
             Some(name) => vec![folder_of(&folders, name)?],
             None => folders.list(),
         };
-        let mut found: Vec<(Arc<Folder>, ragdown_search::Hit)> = Vec::new();
+        let mut found: Vec<FoundHit> = Vec::new();
         for folder in &searched {
             let engine = &folder.engine;
             let settings = engine.settings();
@@ -778,35 +795,32 @@ async fn search(
                 "min_score": ragdown_server::format::rounded(engine.index.embedder().min_score(), 4),
                 "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
             }));
-            found.extend(hits.into_iter().map(|h| (folder.clone(), h)));
+            // `/api` names a document `folder/path`.
+            found.extend(hits.into_iter().map(|hit| FoundHit {
+                folder: Some(folder.name.clone()),
+                path: with_folder(&folder.name, hit.path()),
+                hit,
+            }));
         }
-        found.sort_by(|(_, a), (_, b)| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.similarity.total_cmp(&a.similarity))
-        });
-        found.truncate(top_k);
-        let hits: Vec<Value> = found
-            .iter()
-            .map(|(folder, h)| {
-                json!({
-                    "path": with_folder(&folder.name, h.path()),
-                    "title": h.document.title,
-                    "heading": h.heading,
-                    "start_line": h.line_start,
-                    "end_line": h.line_end,
-                    "similarity": ragdown_server::format::rounded(h.similarity, 4),
-                    "text": h.text,
-                    "tags": h.document.tags,
-                    "mtime_ms": h.document.mtime_ns / 1_000_000,
-                    "created_by": h.document.created_by,
-                })
+        best_first(&mut found, top_k);
+        let recall = Recall {
+            hits: found,
+            indexing: ragdown_index::SyncProgress::total(
+                searched.iter().filter_map(|f| f.engine.indexing()),
+            ),
+        };
+        let hits: Vec<ApiHit> = recall
+            .hits
+            .into_iter()
+            .map(|hit| ApiHit {
+                start_line: hit.hit.line_start,
+                end_line: hit.hit.line_end,
+                mtime_ms: hit.hit.document.mtime_ns / 1_000_000,
+                hit,
             })
             .collect();
         let mut body = json!({ "hits": hits });
-        if let Some(p) =
-            ragdown_index::SyncProgress::total(searched.iter().filter_map(|f| f.engine.indexing()))
-        {
+        if let Some(p) = &recall.indexing {
             body["indexing"] = json!(p);
             body["note"] = json!(format!("{}; results may be incomplete", p.describe()));
         }
@@ -894,20 +908,12 @@ async fn backlinks(
                 "not an indexed document: {path}"
             )));
         }
-        let text = documents::backlinks(&folder.engine, &rel)?;
-        let mut v: Value = serde_json::from_str(&text)
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-        if let Some(p) = v["path"].as_str() {
-            v["path"] = json!(with_folder(&folder.name, p));
+        let mut found = documents::backlinks(&folder.engine, &rel)?;
+        found.path = with_folder(&folder.name, &found.path);
+        for b in &mut found.backlinks {
+            b.path = with_folder(&folder.name, &b.path);
         }
-        if let Some(list) = v["backlinks"].as_array_mut() {
-            for b in list {
-                if let Some(p) = b["path"].as_str() {
-                    b["path"] = json!(with_folder(&folder.name, p));
-                }
-            }
-        }
-        Ok(axum::Json(v).into_response())
+        Ok(axum::Json(found).into_response())
     })
     .await
 }

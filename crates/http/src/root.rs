@@ -11,10 +11,14 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use ragdown_search::{Hit, SearchOptions};
+use ragdown_server::answers::{
+    AllStats, Answer, FolderCreated, FolderEntry, FolderList, FoundHit, Listed, Listing, Recall,
+    Reindexed, best_first,
+};
 use ragdown_server::context::{ContextArgs, ContextSource, Sessions, context_from};
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::mcp::ToolHost;
-use ragdown_server::tools::{self, Definition, READ, RecallArgs, RecallFormat, Scope, ToolKind};
+use ragdown_server::tools::{self, Definition, READ, RecallArgs, Scope, ToolKind};
 use ragdown_server::{HookSettings, ToolError, format};
 use serde_json::{Value, json};
 
@@ -96,125 +100,91 @@ impl RootHost {
     }
 
     /// Searches every MCP folder and merges the hits by fused score.
-    fn search_all(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
+    fn search_all(&self, query: &str, options: &SearchOptions) -> Result<Vec<FoundHit>, ToolError> {
         let mut hits = Vec::new();
         for folder in self.mcp_folders() {
             folder.engine.index.refresh()?;
             let found = ragdown_search::search(&folder.engine.index, query, options)?;
-            hits.extend(found.into_iter().map(|h| labelled(&folder.name, h)));
+            hits.extend(
+                found
+                    .into_iter()
+                    .map(|hit| FoundHit::in_folder(&folder.name, hit)),
+            );
         }
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.similarity.total_cmp(&a.similarity))
-        });
-        hits.truncate(options.limit);
+        best_first(&mut hits, options.limit);
         Ok(hits)
     }
 
-    fn recall_all(&self, args: Value) -> Result<String, ToolError> {
+    fn recall_all(&self, args: Value) -> Result<Answer, ToolError> {
         let a: RecallArgs = tools::parse("ragdown_recall", args)?;
-        if a.query.trim().is_empty() {
-            return Err(ToolError::invalid("query must not be empty"));
-        }
         let settings = self.settings();
-        let options = SearchOptions {
-            limit: a.top_k.unwrap_or(8).clamp(1, 50),
-            path_prefix: tools::prefix_of(a.path_prefix.as_deref())?,
-            tag: a.tag.as_deref().and_then(ragdown_markdown::tags::normalize),
-            written_by: a.written_by.map(Into::into),
-            max_per_document: settings.max_per_document,
-            follow_links: settings.follow_links,
-            ..Default::default()
-        };
+        let options = tools::recall_options(&a, &settings)?;
         let hits = self.search_all(&a.query, &options)?;
-        let indexing = ragdown_index::SyncProgress::total(
-            self.mcp_folders()
-                .iter()
-                .filter_map(|f| f.engine.indexing()),
-        );
-        Ok(match a.format {
-            RecallFormat::Text => format::recall_text(
-                &hits,
-                a.max_chars.unwrap_or(settings.text_limit),
-                indexing.as_ref(),
+        let recall = Recall {
+            hits,
+            indexing: ragdown_index::SyncProgress::total(
+                self.mcp_folders()
+                    .iter()
+                    .filter_map(|f| f.engine.indexing()),
             ),
-            RecallFormat::Json => {
-                // `[folder] path` becomes two fields.
-                let mut v: Value =
-                    serde_json::from_str(&format::recall_json(&hits, indexing.as_ref()))
-                        .map_err(|e| ToolError::internal(e.to_string()))?;
-                for hit in v["hits"].as_array_mut().into_iter().flatten() {
-                    let labelled = hit["path"].as_str().unwrap_or("").to_string();
-                    if let Some((folder, path)) =
-                        labelled.strip_prefix('[').and_then(|l| l.split_once("] "))
-                    {
-                        hit["folder"] = json!(folder);
-                        hit["path"] = json!(path);
-                    }
-                }
-                v.to_string()
-            }
-        })
+        };
+        Ok(Answer::Recall(recall, tools::recall_view(&a, &settings)))
     }
 
-    fn list_all(&self, args: Value) -> Result<String, ToolError> {
-        let mut lines = Vec::new();
-        let mut total = 0usize;
+    /// Each folder's listing, one after another, each line naming its folder.
+    fn list_all(&self, args: Value) -> Result<Answer, ToolError> {
+        let mut all = Listing {
+            total: 0,
+            documents: Vec::new(),
+        };
         for folder in self.mcp_folders() {
-            let text = tools::call(&folder.engine, "ragdown_list", args.clone())?;
-            let mut it = text.lines();
-            let Some(head) = it.next().and_then(|h| h.strip_prefix("documents: ")) else {
-                continue;
+            let Answer::Listing(listing) =
+                tools::run(&folder.engine, "ragdown_list", args.clone())?
+            else {
+                return Err(no_root_form("ragdown_list"));
             };
-            total += head
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<usize>().ok())
-                .unwrap_or(0);
-            lines.extend(it.map(|l| format!("[{}] {l}", folder.name)));
+            all.total += listing.total;
+            all.documents
+                .extend(listing.documents.into_iter().map(|d| Listed {
+                    folder: Some(folder.name.clone()),
+                    ..d
+                }));
         }
-        if lines.is_empty() {
-            return Ok("No documents.".into());
-        }
-        Ok(format!("documents: {total}\n{}", lines.join("\n")))
+        Ok(Answer::Listing(all))
     }
 
-    fn stats_all(&self, args: Value) -> Result<String, ToolError> {
-        let mut each = Vec::new();
-        let (mut files, mut chunks) = (0u64, 0u64);
+    fn stats_all(&self, args: Value) -> Result<Answer, ToolError> {
+        let mut all = AllStats {
+            files: 0,
+            chunks: 0,
+            folders: Vec::new(),
+        };
         for folder in self.mcp_folders() {
-            let text = tools::call(&folder.engine, "ragdown_stats", args.clone())?;
-            let v: Value =
-                serde_json::from_str(&text).map_err(|e| ToolError::internal(e.to_string()))?;
-            files += v["files"].as_u64().unwrap_or(0);
-            chunks += v["chunks"].as_u64().unwrap_or(0);
-            each.push(v);
+            let Answer::Stats(stats) = tools::run(&folder.engine, "ragdown_stats", args.clone())?
+            else {
+                return Err(no_root_form("ragdown_stats"));
+            };
+            all.files += stats.files;
+            all.chunks += stats.chunks;
+            all.folders.push(*stats);
         }
-        Ok(json!({ "files": files, "chunks": chunks, "folders": each }).to_string())
+        Ok(Answer::AllStats(all))
     }
 
-    fn folders_tool(&self) -> String {
-        let lines: Vec<String> = self
+    fn folders_tool(&self) -> Answer {
+        let folders = self
             .mcp_folders()
             .iter()
-            .map(|f| {
-                let config = f.config();
-                let documents = f.engine.index.snapshot().document_count();
-                format!(
-                    "{} — {} ({documents} documents)",
-                    f.name,
-                    config.title_or(&f.name)
-                )
+            .map(|f| FolderEntry {
+                name: f.name.clone(),
+                title: f.config().title_or(&f.name).to_string(),
+                documents: f.engine.index.snapshot().document_count(),
             })
             .collect();
-        if lines.is_empty() {
-            return "No folders with MCP on. ragdown_create_folder makes one.".into();
-        }
-        lines.join("\n")
+        Answer::Folders(FolderList { folders })
     }
 
-    fn create_folder(&self, args: Value) -> Result<String, ToolError> {
+    fn create_folder(&self, args: Value) -> Result<Answer, ToolError> {
         #[derive(serde::Deserialize)]
         struct CreateArgs {
             name: String,
@@ -231,31 +201,22 @@ impl RootHost {
         config.apply_patch(&patch)?;
         config.set_created_by("ragdown_create_folder");
         let folder = self.folders.create(&a.name, &config)?;
-        Ok(format!(
-            "created folder {} with MCP on; pass folder: {:?} to the other tools",
-            folder.name, folder.name
-        ))
+        Ok(Answer::FolderCreated(FolderCreated {
+            name: folder.name.clone(),
+        }))
     }
 
-    fn reindex_all(&self, args: Value) -> Result<String, ToolError> {
-        let (mut added, mut updated, mut removed, mut unchanged, mut chunks, mut ms) =
-            (0, 0, 0, 0, 0, 0);
+    fn reindex_all(&self, args: Value) -> Result<Answer, ToolError> {
+        let mut all = Reindexed::default();
         for folder in self.mcp_folders() {
-            let text = tools::call(&folder.engine, "ragdown_reindex", args.clone())?;
-            let v: Value =
-                serde_json::from_str(&text).map_err(|e| ToolError::internal(e.to_string()))?;
-            added += v["added"].as_u64().unwrap_or(0);
-            updated += v["updated"].as_u64().unwrap_or(0);
-            removed += v["removed"].as_u64().unwrap_or(0);
-            unchanged += v["unchanged"].as_u64().unwrap_or(0);
-            chunks += v["chunks"].as_u64().unwrap_or(0);
-            ms += v["ms"].as_u64().unwrap_or(0);
+            let Answer::Reindexed(one) =
+                tools::run(&folder.engine, "ragdown_reindex", args.clone())?
+            else {
+                return Err(no_root_form("ragdown_reindex"));
+            };
+            all += one;
         }
-        Ok(json!({
-            "added": added, "updated": updated, "removed": removed,
-            "unchanged": unchanged, "chunks": chunks, "ms": ms,
-        })
-        .to_string())
+        Ok(Answer::Reindexed(all))
     }
 }
 
@@ -280,7 +241,16 @@ impl ContextSource for RootHost {
             .reduce(f32::max)
     }
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
-        self.search_all(prompt, options)
+        // The hook's block names each hit's folder in its path; its session memory needs ids
+        // unique across folders.
+        Ok(self
+            .search_all(prompt, options)?
+            .into_iter()
+            .map(|found| match found.folder {
+                Some(folder) => labelled(&folder, found.hit),
+                None => found.hit,
+            })
+            .collect())
     }
     fn aliased(&self, prompt: &str) -> HashSet<i64> {
         let mut ids = HashSet::new();
@@ -387,24 +357,30 @@ impl ToolHost for RootHost {
                 )));
             }
         };
-        match (scope, folder) {
+        let answer = match (scope, folder) {
             (Scope::Server, _) => match name {
-                "ragdown_folders" => Ok(self.folders_tool()),
-                "ragdown_create_folder" => self.create_folder(args),
-                "ragdown_reindex" => self.reindex_all(args),
-                other => Err(no_root_form(other)),
+                "ragdown_folders" => self.folders_tool(),
+                "ragdown_create_folder" => self.create_folder(args)?,
+                "ragdown_reindex" => self.reindex_all(args)?,
+                other => return Err(no_root_form(other)),
             },
-            (_, Some(f)) => tools::call(&self.folder(&f)?.engine, name, args),
-            (Scope::Document, None) => Err(ToolError::invalid(format!(
-                "{name} needs a folder here: pass folder (ragdown_folders lists them)"
-            ))),
+            (_, Some(f)) => tools::run(&self.folder(&f)?.engine, name, args)?,
+            (Scope::Document, None) => {
+                return Err(ToolError::invalid(format!(
+                    "{name} needs a folder here: pass folder (ragdown_folders lists them)"
+                )));
+            }
             (Scope::Folder, None) => match name {
-                "ragdown_recall" => self.recall_all(args),
-                "ragdown_list" => self.list_all(args),
-                "ragdown_stats" => self.stats_all(args),
-                "ragdown_context" => context_from(self, &tools::parse::<ContextArgs>(name, args)?),
-                other => Err(no_root_form(other)),
+                "ragdown_recall" => self.recall_all(args)?,
+                "ragdown_list" => self.list_all(args)?,
+                "ragdown_stats" => self.stats_all(args)?,
+                "ragdown_context" => Answer::Context(context_from(
+                    self,
+                    &tools::parse::<ContextArgs>(name, args)?,
+                )?),
+                other => return Err(no_root_form(other)),
             },
-        }
+        };
+        Ok(format::answer_text(&answer))
     }
 }

@@ -1,10 +1,14 @@
-//! Output formats, exactly as ragdown writes them: recall hits as text or JSON, the hit header
-//! shared with the hook block, clipping with the `ragdown_read_doc` call that returns the rest,
-//! and UTC days.
+//! The MCP text of every answer, exactly as ragdown writes it: each [`Answer`] rendered once
+//! here (recall hits as text or JSON, the hit header shared with the hook block, clipping with
+//! the `ragdown_read_doc` call that returns the rest, listings, read ranges), plus the small
+//! shared pieces (UTC days, hashes, escaped paths). JSON answers are the answer types'
+//! `Serialize`. Nothing here searches or touches a file.
 
-use ragdown_index::SyncProgress;
 use ragdown_search::Hit;
-use serde_json::json;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::answers::{Answer, FolderList, Listing, Moved, ReadDoc, Recall, RecallView};
 use time::OffsetDateTime;
 use time::macros::format_description;
 
@@ -57,6 +61,11 @@ pub fn escaped(path: &str) -> std::borrow::Cow<'_, str> {
 
 /// The header of one hit, without the `[n] ` prefix.
 pub fn hit_header(hit: &Hit) -> String {
+    hit_header_as(hit, hit.path())
+}
+
+/// [`hit_header`] with the path shown as `shown` (`[folder] path` at the root endpoint).
+fn hit_header_as(hit: &Hit, shown: &str) -> String {
     let doc = &hit.document;
     let tags = tag_list(&doc.tags);
     let agent = doc
@@ -66,7 +75,7 @@ pub fn hit_header(hit: &Hit) -> String {
         .unwrap_or_default();
     format!(
         "{}:{}-{} — {}{tags} (similarity {:.2}, changed {}{agent})",
-        escaped(&doc.path),
+        escaped(shown),
         hit.line_start,
         hit.line_end,
         hit.breadcrumb,
@@ -76,8 +85,8 @@ pub fn hit_header(hit: &Hit) -> String {
 }
 
 /// The hit's text, clipped to `max_chars` characters (0 = never) with the call that reads the
-/// rest.
-pub fn clipped_text(hit: &Hit, max_chars: usize) -> String {
+/// rest (of the document shown as `shown`).
+fn clipped_text(hit: &Hit, shown: &str, max_chars: usize) -> String {
     let len = hit.text.chars().count();
     if max_chars == 0 || len <= max_chars {
         return hit.text.clone();
@@ -85,7 +94,7 @@ pub fn clipped_text(hit: &Hit, max_chars: usize) -> String {
     let head: String = hit.text.chars().take(max_chars).collect();
     format!(
         "{head}… [clipped: {max_chars} of {len} characters — ragdown_read_doc {{path: {}, start_line: {}, end_line: {}}}]",
-        serde_json::to_string(&hit.document.path).unwrap_or_default(),
+        serde_json::to_string(shown).unwrap_or_default(),
         hit.line_start,
         hit.line_end
     )
@@ -93,13 +102,21 @@ pub fn clipped_text(hit: &Hit, max_chars: usize) -> String {
 
 /// One hit block: header, newline, text.
 pub fn hit_block(hit: &Hit, max_chars: usize) -> String {
-    format!("{}\n{}", hit_header(hit), clipped_text(hit, max_chars))
+    hit_block_as(hit, hit.path(), max_chars)
 }
 
-/// `ragdown_recall`'s text output; while a sync runs (`indexing`), a last line says so.
-pub fn recall_text(hits: &[Hit], max_chars: usize, indexing: Option<&SyncProgress>) -> String {
-    if hits.is_empty() {
-        return match indexing {
+fn hit_block_as(hit: &Hit, shown: &str, max_chars: usize) -> String {
+    format!(
+        "{}\n{}",
+        hit_header_as(hit, shown),
+        clipped_text(hit, shown, max_chars)
+    )
+}
+
+/// `ragdown_recall`'s text output; while a sync runs, a last line says so.
+pub fn recall_text(recall: &Recall, max_chars: usize) -> String {
+    if recall.hits.is_empty() {
+        return match &recall.indexing {
             None => "No matching documents.".into(),
             Some(p) => format!(
                 "No matching documents yet ({}): try again when indexing is done.",
@@ -107,13 +124,21 @@ pub fn recall_text(hits: &[Hit], max_chars: usize, indexing: Option<&SyncProgres
             ),
         };
     }
-    let mut text = hits
+    let mut text = recall
+        .hits
         .iter()
         .enumerate()
-        .map(|(i, hit)| format!("[{}] {}", i + 1, hit_block(hit, max_chars)))
+        .map(|(i, found)| {
+            let shown = found.shown_path();
+            format!(
+                "[{}] {}",
+                i + 1,
+                hit_block_as(&found.hit, &shown, max_chars)
+            )
+        })
         .collect::<Vec<_>>()
         .join("\n\n");
-    if let Some(p) = indexing {
+    if let Some(p) = &recall.indexing {
         text.push_str(&format!(
             "\n\n({}; results may be incomplete)",
             p.describe()
@@ -122,36 +147,152 @@ pub fn recall_text(hits: &[Hit], max_chars: usize, indexing: Option<&SyncProgres
     text
 }
 
-/// `ragdown_recall`'s JSON output; `indexing` (files and sections done and in all) while a
-/// sync runs.
-pub fn recall_json(hits: &[Hit], indexing: Option<&SyncProgress>) -> String {
-    let hits: Vec<serde_json::Value> = hits
-        .iter()
-        .map(|hit| {
-            let mut v = json!({
-                "path": hit.document.path,
-                "title": hit.document.title,
-                "heading": hit.heading,
-                "line_start": hit.line_start,
-                "line_end": hit.line_end,
-                "similarity": rounded(hit.similarity, 4),
-                "score": rounded(hit.score, 5),
-                "sources": hit.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
-                "tags": hit.document.tags,
-                "modified": iso(hit.document.mtime_ns),
-                "text": hit.text,
-            });
-            if let Some(by) = &hit.document.created_by {
-                v["created_by"] = json!(by);
-            }
-            v
-        })
-        .collect();
-    let mut out = json!({ "hits": hits });
-    if let Some(p) = indexing {
-        out["indexing"] = json!(p);
+/// A typed answer as compact JSON text, keys in name order (as the tools have always
+/// written them: through a `serde_json::Value`, whose maps are sorted).
+pub fn json_text<T: Serialize>(value: &T) -> String {
+    // A `Serialize` of plain data with string keys cannot fail to become a `Value`; were it to,
+    // the answer is an empty object rather than a panic.
+    serde_json::to_value(value)
+        .unwrap_or_else(|_| Value::Object(Default::default()))
+        .to_string()
+}
+
+/// `ragdown_read_doc`'s text: a header naming the range, the hash and what else is known,
+/// then the lines.
+pub fn read_doc_text(doc: &ReadDoc) -> String {
+    let mut header = format!(
+        "{}:{}-{} of {} (hash {}",
+        doc.path, doc.line_start, doc.line_end, doc.total_lines, doc.hash
+    );
+    if let Some(format) = doc.converted_from {
+        header.push_str(&format!(
+            ", converted from {format} for search: lines are the converted text's; read-only"
+        ));
     }
-    out.to_string()
+    if let Some(from) = &doc.resolved_from {
+        header.push_str(&format!(
+            ", resolved from {}",
+            serde_json::to_string(from).unwrap_or_default()
+        ));
+    }
+    if !doc.superseded_by.is_empty() {
+        header.push_str(&format!(", superseded by {}", doc.superseded_by.join(", ")));
+    }
+    header.push(')');
+    format!("{header}\n{}", doc.text)
+}
+
+/// `ragdown_list`'s text: a count, then one line per document (`[folder] ` first where
+/// several folders answered).
+pub fn listing_text(listing: &Listing) -> String {
+    if listing.documents.is_empty() {
+        return "No documents.".into();
+    }
+    let shown = listing.documents.len();
+    let mut out = vec![if shown < listing.total {
+        format!("documents: {shown} of {}", listing.total)
+    } else {
+        format!("documents: {}", listing.total)
+    }];
+    for d in &listing.documents {
+        let folder = d
+            .folder
+            .as_ref()
+            .map(|f| format!("[{f}] "))
+            .unwrap_or_default();
+        let mut line = format!(
+            "{folder}{} — {}{}",
+            escaped(&d.path),
+            d.title,
+            tag_list(&d.tags)
+        );
+        line.push_str(&format!(" (changed {}", day(d.mtime_ns)));
+        if let Some(by) = &d.created_by {
+            line.push_str(&format!(", written by an agent with {by}"));
+        }
+        if let Some(s) = &d.session {
+            line.push_str(&format!(", session {s}"));
+        }
+        if !d.aliases.is_empty() {
+            line.push_str(&format!(", aliases {}", d.aliases.join(", ")));
+        }
+        if !d.superseded_by.is_empty() {
+            line.push_str(&format!(", superseded by {}", d.superseded_by.join(", ")));
+        }
+        line.push(')');
+        if let Some(desc) = &d.description {
+            line.push_str(&format!(": {desc}"));
+        }
+        out.push(line);
+    }
+    out.join("\n")
+}
+
+/// `ragdown_move`'s text.
+pub fn moved_text(moved: &Moved) -> String {
+    if moved.updated.is_empty() {
+        format!("moved {} to {}", moved.from, moved.to)
+    } else {
+        format!(
+            "moved {} to {}; links updated in {}",
+            moved.from,
+            moved.to,
+            moved.updated.join(", ")
+        )
+    }
+}
+
+/// `ragdown_folders`' text.
+pub fn folders_text(list: &FolderList) -> String {
+    if list.folders.is_empty() {
+        return "No folders with MCP on. ragdown_create_folder makes one.".into();
+    }
+    list.folders
+        .iter()
+        .map(|f| format!("{} — {} ({} documents)", f.name, f.title, f.documents))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Any answer as the MCP text content a client gets.
+pub fn answer_text(answer: &Answer) -> String {
+    match answer {
+        Answer::Recall(recall, RecallView::Text { max_chars }) => recall_text(recall, *max_chars),
+        Answer::Recall(recall, RecallView::Json) => json_text(recall),
+        Answer::Context(block) => block.clone(),
+        Answer::ReadDoc(doc) => read_doc_text(doc),
+        Answer::Backlinks(b) => json_text(b),
+        Answer::Listing(l) => listing_text(l),
+        Answer::Stats(s) => json_text(s),
+        Answer::AllStats(s) => json_text(s),
+        Answer::Reindexed(r) => json_text(r),
+        Answer::Saved(s) if s.supersedes.is_empty() => format!("saved {}", s.path),
+        Answer::Saved(s) => format!("saved {} (supersedes {})", s.path, s.supersedes.join(", ")),
+        Answer::Ingested(i) => format!(
+            "{} {} ({} lines) from {}",
+            if i.replaced { "replaced" } else { "ingested" },
+            i.path,
+            i.lines,
+            i.source
+        ),
+        Answer::Written(w) => format!(
+            "{} {} (hash {})",
+            if w.created { "created" } else { "wrote" },
+            w.path,
+            w.hash
+        ),
+        Answer::Edited(e) => format!(
+            "edited {} (replaced {}, hash {})",
+            e.path, e.replaced, e.hash
+        ),
+        Answer::Deleted(d) => format!("deleted {}", d.path),
+        Answer::Moved(m) => moved_text(m),
+        Answer::Folders(f) => folders_text(f),
+        Answer::FolderCreated(f) => format!(
+            "created folder {} with MCP on; pass folder: {:?} to the other tools",
+            f.name, f.name
+        ),
+    }
 }
 
 /// First 12 hex digits of the SHA-256 of a file's bytes (ragdown's `base_hash`).

@@ -6,6 +6,8 @@
 //! The only crate that knows about transports: [`mcp`] adapts the engine to rmcp (stdio today).
 //! It never ranks (that is `search`) and never touches the index files (that is `index`).
 
+pub mod answers;
+pub mod args;
 pub mod context;
 pub mod documents;
 pub mod folder_config;

@@ -6,215 +6,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::context::ContextArgs;
-use crate::documents::{self, Edit, ListArgs, RememberArgs, WriteArgs};
+use crate::answers::{Answer, FoundHit, Recall, RecallView, Reindexed};
+pub use crate::args::*;
+use crate::documents;
 use crate::{Engine, ToolError, format, paths};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum WrittenBy {
-    Agent,
-    User,
-}
-
-impl From<WrittenBy> for ragdown_search::WrittenBy {
-    fn from(w: WrittenBy) -> Self {
-        match w {
-            WrittenBy::Agent => Self::Agent,
-            WrittenBy::User => Self::User,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RecallFormat {
-    #[default]
-    Text,
-    Json,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RecallArgs {
-    /// What to look for, in words or with the exact name, error or flag.
-    pub query: String,
-    /// How many sections (1–50, default 8).
-    #[serde(default)]
-    pub top_k: Option<usize>,
-    /// Only documents under this subfolder.
-    #[serde(default)]
-    pub path_prefix: Option<String>,
-    /// Only documents with this tag (nested tags match: `project` matches `project/alpha`).
-    #[serde(default)]
-    pub tag: Option<String>,
-    /// `agent`: documents an agent wrote (frontmatter created_by); `user`: the rest.
-    #[serde(default)]
-    pub written_by: Option<WrittenBy>,
-    #[serde(default)]
-    pub format: RecallFormat,
-    /// Characters per hit in text output (default RAGDOWN_TEXT_LIMIT, 0 = never clip).
-    #[serde(default)]
-    pub max_chars: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadArgs {
-    /// A document path relative to the folder, or a wikilink target (`Note`, `Note#Heading`, `sub/Note`, an alias).
-    pub path: String,
-    /// First line to return (1-based).
-    #[serde(default)]
-    pub start_line: Option<usize>,
-    /// Last line to return.
-    #[serde(default)]
-    pub end_line: Option<usize>,
-    /// Also this many whole sections before the lines asked for (widen a hit).
-    #[serde(default)]
-    pub before: Option<usize>,
-    /// Also this many whole sections after them.
-    #[serde(default)]
-    pub after: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct PathArgs {
-    /// A document path relative to the folder.
-    pub path: String,
-}
-
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ListSort {
-    #[default]
-    Path,
-    Recent,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ListToolArgs {
-    #[serde(default)]
-    pub path_prefix: Option<String>,
-    #[serde(default)]
-    pub tag: Option<String>,
-    #[serde(default)]
-    pub written_by: Option<WrittenBy>,
-    /// Documents written in this session (frontmatter `session`).
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// `path` (default) or `recent` (last changed first).
-    #[serde(default)]
-    pub sort: ListSort,
-    /// Most documents (1–1000, default 100).
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct StatsArgs {
-    /// Also list every document with its chunk count.
-    #[serde(default)]
-    pub include_files: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RememberToolArgs {
-    pub title: String,
-    /// The body, in Markdown.
-    pub content: String,
-    #[serde(default)]
-    pub tags: Vec<String>,
-    /// File name without `.md` (default `<date>-<title-slug>`).
-    #[serde(default)]
-    pub name: Option<String>,
-    /// Paths of documents this one replaces because a fact changed.
-    #[serde(default)]
-    pub supersedes: Vec<String>,
-    #[serde(default)]
-    pub session_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum IngestFormat {
-    Text,
-    Markdown,
-    Html,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct IngestToolArgs {
-    /// What the client fetched: a page's HTML, plain text, or Markdown.
-    pub content: String,
-    /// `html` (main content extracted, converted to Markdown), `text` or `markdown`.
-    pub format: IngestFormat,
-    /// Where it came from (a URL or a name). The same source again replaces the document.
-    pub source: String,
-    /// A title (default: the content's first heading, else the source).
-    #[serde(default)]
-    pub title: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WriteToolArgs {
-    /// A Markdown path (.md, .markdown, .mdx) relative to the folder.
-    pub path: String,
-    pub text: String,
-    /// The hash ragdown_read_doc returned; required to replace an existing document.
-    #[serde(default)]
-    pub base_hash: Option<String>,
-    /// Add the text at the end (or at the end of `heading`'s section) instead of replacing.
-    #[serde(default)]
-    pub append: bool,
-    #[serde(default)]
-    pub heading: Option<String>,
-    #[serde(default)]
-    pub session_id: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct EditItem {
-    /// The exact passage to replace, character for character.
-    pub old_text: String,
-    /// Its replacement (empty deletes it).
-    pub new_text: String,
-    /// Replace every occurrence instead of requiring exactly one.
-    #[serde(default)]
-    pub replace_all: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct EditArgs {
-    pub path: String,
-    /// Applied in order, all or nothing.
-    pub edits: Vec<EditItem>,
-    #[serde(default)]
-    pub base_hash: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct MoveArgs {
-    /// The document or subfolder to move.
-    pub from: String,
-    /// Its whole new path, name included.
-    pub to: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct DeleteArgs {
-    pub path: String,
-    /// Needed to delete a non-empty subfolder.
-    #[serde(default)]
-    pub recursive: bool,
-    /// Delete only the version that was read.
-    #[serde(default)]
-    pub base_hash: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReindexArgs {
-    /// Drop everything and re-embed every document.
-    #[serde(default)]
-    pub full: bool,
-}
 
 /// Whether a tool reads, writes, and what its annotations say.
 #[derive(Debug, Clone, Copy)]
@@ -312,7 +107,7 @@ fn table() -> Vec<Definition> {
         Definition {
             name: "ragdown_ingest",
             description: "Keep content the client fetched (a web page's HTML, text, Markdown) as a searchable document under ingested/, converted to Markdown with its source in the frontmatter. The same source again replaces it. Use it for pages worth finding later; use ragdown_remember for your own notes.",
-            schema: schema::<IngestToolArgs>(),
+            schema: schema::<IngestArgs>(),
             kind: ToolKind {
                 write: true,
                 destructive: false,
@@ -323,7 +118,7 @@ fn table() -> Vec<Definition> {
         Definition {
             name: "ragdown_list",
             description: "Browse rather than search: one line per document with path, title, tags, last change, who wrote it and its description. Filter by subfolder, tag, author or session; sort recent lists the last changed first.",
-            schema: schema::<ListToolArgs>(),
+            schema: schema::<ListArgs>(),
             kind: READ,
             scope: Scope::Folder,
         },
@@ -366,7 +161,7 @@ fn table() -> Vec<Definition> {
         Definition {
             name: "ragdown_remember",
             description: "Save something worth keeping (a decision, a fix, a how-to) as a new document, indexed at once; never overwrites. Pass supersedes with the paths of documents it replaces when a fact changed (not merely when writing about the same topic).",
-            schema: schema::<RememberToolArgs>(),
+            schema: schema::<RememberArgs>(),
             kind: ToolKind {
                 write: true,
                 destructive: false,
@@ -384,7 +179,7 @@ fn table() -> Vec<Definition> {
         Definition {
             name: "ragdown_write",
             description: "Rewrite or append to a document, or create one at a chosen path. Prefer ragdown_edit for partial changes. Replacing needs the base_hash from ragdown_read_doc; if the file changed since, nothing is written. Created documents get created_by: ragdown_write.",
-            schema: schema::<WriteToolArgs>(),
+            schema: schema::<WriteArgs>(),
             kind: ToolKind {
                 write: true,
                 destructive: true,
@@ -424,8 +219,15 @@ pub fn prefix_of(input: Option<&str>) -> Result<Option<String>, ToolError> {
     }
 }
 
-/// Runs one tool. Blocking: the caller runs it off the async executor.
+/// Runs one tool and renders its answer as the MCP text a client gets. Blocking: the caller
+/// runs it off the async executor.
 pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolError> {
+    run(engine, name, args).map(|answer| format::answer_text(&answer))
+}
+
+/// Runs one tool: its typed answer, for callers that merge or re-shape answers (the root
+/// endpoint over every folder). Blocking.
+pub fn run(engine: &Engine, name: &str, args: Value) -> Result<Answer, ToolError> {
     let Some(def) = definition(name).filter(|d| enabled(engine, d)) else {
         let why = if engine.settings().read_only {
             " (this server is read-only)"
@@ -441,20 +243,13 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
     } else {
         args
     };
-    match def.name {
+    Ok(match def.name {
         "ragdown_recall" => {
             let a: RecallArgs = parse(name, args)?;
-            if a.query.trim().is_empty() {
-                return Err(ToolError::invalid("query must not be empty"));
-            }
+            let options = recall_options(&a, &engine.settings())?;
             let options = ragdown_search::SearchOptions {
-                limit: a.top_k.unwrap_or(8).clamp(1, 50),
-                path_prefix: engine.scoped_prefix(prefix_of(a.path_prefix.as_deref())?),
-                tag: a.tag.as_deref().and_then(ragdown_markdown::tags::normalize),
-                written_by: a.written_by.map(Into::into),
-                max_per_document: engine.settings().max_per_document,
-                follow_links: engine.settings().follow_links,
-                ..Default::default()
+                path_prefix: engine.scoped_prefix(options.path_prefix),
+                ..options
             };
             let started = std::time::Instant::now();
             let hits =
@@ -468,20 +263,19 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
                 "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
             }));
             // During a first index (or any long sync) the answer says it may be incomplete.
-            let indexing = engine.indexing();
-            Ok(match a.format {
-                RecallFormat::Json => format::recall_json(&hits, indexing.as_ref()),
-                RecallFormat::Text => format::recall_text(
-                    &hits,
-                    a.max_chars.unwrap_or(engine.settings().text_limit),
-                    indexing.as_ref(),
-                ),
-            })
+            let recall = Recall {
+                hits: hits.into_iter().map(FoundHit::alone).collect(),
+                indexing: engine.indexing(),
+            };
+            Answer::Recall(recall, recall_view(&a, &engine.settings()))
         }
-        "ragdown_context" => crate::context::context(engine, &parse::<ContextArgs>(name, args)?),
+        "ragdown_context" => Answer::Context(crate::context::context(
+            engine,
+            &parse::<ContextArgs>(name, args)?,
+        )?),
         "ragdown_read_doc" => {
             let a: ReadArgs = parse(name, args)?;
-            let text = documents::read_doc(
+            let doc = documents::read_doc(
                 engine,
                 &a.path,
                 documents::LineRange {
@@ -491,114 +285,89 @@ pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolErro
                     after: a.after.unwrap_or(0).min(100),
                 },
             )?;
-            // The path as read (a wikilink target resolves to one): the first line names it.
-            let read = text
-                .lines()
-                .next()
-                .and_then(|l| l.split(" of ").next())
-                .and_then(|l| l.rsplit_once(':'))
-                .map(|(path, _)| path.to_string());
             engine.log_query(serde_json::json!({
                 "kind": "read",
-                "path": read.unwrap_or_else(|| a.path.clone()),
+                "path": doc.path,
                 "lines": [a.start_line, a.end_line],
             }));
-            Ok(text)
+            Answer::ReadDoc(doc)
         }
-        "ragdown_backlinks" => documents::backlinks(engine, &parse::<PathArgs>(name, args)?.path),
+        "ragdown_backlinks" => Answer::Backlinks(documents::backlinks(
+            engine,
+            &parse::<PathArgs>(name, args)?.path,
+        )?),
         "ragdown_list" => {
-            let a: ListToolArgs = parse(name, args)?;
-            documents::list(
-                engine,
-                &ListArgs {
-                    path_prefix: a.path_prefix,
-                    tag: a.tag,
-                    written_by: a.written_by.map(Into::into),
-                    session_id: a.session_id,
-                    recent: matches!(a.sort, ListSort::Recent),
-                    limit: a.limit.unwrap_or(100).clamp(1, 1000),
-                },
-            )
+            let mut a: ListArgs = parse(name, args)?;
+            a.limit = Some(a.limit.unwrap_or(100).clamp(1, 1000));
+            Answer::Listing(documents::list(engine, &a)?)
         }
-        "ragdown_stats" => documents::stats(engine, parse::<StatsArgs>(name, args)?.include_files),
-        "ragdown_remember" => {
-            let a: RememberToolArgs = parse(name, args)?;
-            documents::remember(
-                engine,
-                &RememberArgs {
-                    title: a.title,
-                    content: a.content,
-                    tags: a.tags,
-                    name: a.name,
-                    supersedes: a.supersedes,
-                    session_id: a.session_id,
-                },
-            )
-        }
-        "ragdown_ingest" => {
-            let a: IngestToolArgs = parse(name, args)?;
-            documents::ingest(
-                engine,
-                &documents::IngestArgs {
-                    content: a.content,
-                    format: match a.format {
-                        IngestFormat::Text => "text",
-                        IngestFormat::Markdown => "markdown",
-                        IngestFormat::Html => "html",
-                    }
-                    .into(),
-                    source: a.source,
-                    title: a.title,
-                },
-            )
-        }
+        "ragdown_stats" => Answer::Stats(Box::new(documents::stats(
+            engine,
+            parse::<StatsArgs>(name, args)?.include_files,
+        )?)),
+        "ragdown_remember" => Answer::Saved(documents::remember(
+            engine,
+            &parse::<RememberArgs>(name, args)?,
+        )?),
+        "ragdown_ingest" => Answer::Ingested(documents::ingest(
+            engine,
+            &parse::<IngestArgs>(name, args)?,
+        )?),
         "ragdown_write" => {
-            let a: WriteToolArgs = parse(name, args)?;
-            documents::write(
-                engine,
-                &WriteArgs {
-                    path: a.path,
-                    text: a.text,
-                    base_hash: a.base_hash,
-                    append: a.append,
-                    heading: a.heading,
-                    session_id: a.session_id,
-                },
-            )
+            Answer::Written(documents::write(engine, &parse::<WriteArgs>(name, args)?)?)
         }
-        "ragdown_edit" => {
-            let a: EditArgs = parse(name, args)?;
-            let edits: Vec<Edit> = a
-                .edits
-                .into_iter()
-                .map(|e| Edit {
-                    old_text: e.old_text,
-                    new_text: e.new_text,
-                    replace_all: e.replace_all,
-                })
-                .collect();
-            documents::edit(engine, &a.path, &edits, a.base_hash.as_deref())
-        }
+        "ragdown_edit" => Answer::Edited(documents::edit(engine, &parse::<EditArgs>(name, args)?)?),
         "ragdown_move" => {
             let a: MoveArgs = parse(name, args)?;
-            documents::move_document(engine, &a.from, &a.to)
+            Answer::Moved(documents::move_paths(engine, &a.from, &a.to)?)
         }
         "ragdown_delete" => {
             let a: DeleteArgs = parse(name, args)?;
-            documents::delete(engine, &a.path, a.recursive, a.base_hash.as_deref())
+            Answer::Deleted(documents::delete(
+                engine,
+                &a.path,
+                a.recursive,
+                a.base_hash.as_deref(),
+            )?)
         }
         "ragdown_reindex" => {
             let a: ReindexArgs = parse(name, args)?;
             if a.full {
                 engine.index.reset()?;
             }
-            let r = engine.sync()?;
-            Ok(serde_json::json!({
-                "added": r.added, "updated": r.updated, "removed": r.removed,
-                "unchanged": r.unchanged, "chunks": r.embedded, "ms": r.elapsed.as_millis() as u64,
-            })
-            .to_string())
+            Answer::Reindexed(Reindexed::from(&engine.sync()?))
         }
-        other => Err(ToolError::not_found(format!("unknown tool: {other}"))),
+        other => return Err(ToolError::not_found(format!("unknown tool: {other}"))),
+    })
+}
+
+/// The search a recall asks for under `settings` (the path prefix as the client gave it: an
+/// endpoint narrows it to its scope). Refuses an empty query.
+pub fn recall_options(
+    a: &RecallArgs,
+    settings: &crate::ServerSettings,
+) -> Result<ragdown_search::SearchOptions, ToolError> {
+    if a.query.trim().is_empty() {
+        return Err(ToolError::invalid("query must not be empty"));
+    }
+    Ok(ragdown_search::SearchOptions {
+        limit: a.top_k.unwrap_or(8).clamp(1, 50),
+        path_prefix: prefix_of(a.path_prefix.as_deref())?,
+        tag: a.tag.as_deref().and_then(ragdown_markdown::tags::normalize),
+        written_by: a.written_by.map(Into::into),
+        max_per_document: settings.max_per_document,
+        follow_links: settings.follow_links,
+        ..Default::default()
+    })
+}
+
+/// How a recall's hits are shown: its `format`, clipped to `max_chars` (default the server's
+/// text limit).
+pub fn recall_view(a: &RecallArgs, settings: &crate::ServerSettings) -> RecallView {
+    match a.format {
+        RecallFormat::Json => RecallView::Json,
+        RecallFormat::Text => RecallView::Text {
+            max_chars: a.max_chars.unwrap_or(settings.text_limit),
+        },
     }
 }

@@ -314,8 +314,7 @@ pub fn hook_evaluation(
             ..Default::default()
         };
         let started = std::time::Instant::now();
-        let injection = ragdown_server::context::inject(&engine, &args)
-            .map_err(|e| anyhow::anyhow!(e.message))?;
+        let injection = ragdown_server::context::inject(&engine, &args)?;
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
         Ok(injection.map(|i| i.sections).unwrap_or_default())
     };
@@ -357,9 +356,7 @@ pub fn calibrate(
 ) -> Result<(Vec<GatePoint>, GatePoint)> {
     use ragdown_server::context::{Candidates, ContextSource, Gate};
     let hook = engine.hook();
-    let find = |prompt: &str| {
-        Candidates::find(engine, prompt, hook.top_k).map_err(|e| anyhow::anyhow!(e.message))
-    };
+    let find = |prompt: &str| Candidates::find(engine, prompt, hook.top_k);
     let on: Vec<(Candidates, &Question)> = questions
         .iter()
         .map(|q| Ok((find(&q.query)?, q)))
@@ -367,7 +364,7 @@ pub fn calibrate(
     let off: Vec<Candidates> = offtopic
         .iter()
         .map(|p| find(&p.query))
-        .collect::<Result<_>>()?;
+        .collect::<Result<_, _>>()?;
     let none = std::collections::HashSet::new();
     let pct = |n: usize, of: usize| 100.0 * n as f64 / of.max(1) as f64;
     let points: Vec<GatePoint> = (6..=30)

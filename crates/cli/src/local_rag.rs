@@ -282,18 +282,17 @@ pub fn read(
 pub fn delete(settings: &Settings, dir: &Path, path: &str, as_json: bool) -> Result<()> {
     let engine = engine_for(settings, &docs_dir(dir)?)?;
     let snap = engine.index.snapshot();
-    let rel = ragdown_server::paths::normalize(path).map_err(|e| anyhow::anyhow!(e.message))?;
+    let rel = ragdown_server::paths::normalize(path)?;
     if snap.document_by_path(&rel).is_none() {
         bail!("{path} is not an indexed document of {}", dir.display());
     }
     if ragdown_index::walk::is_markdown_path(&rel) {
-        documents::delete(&engine, &rel, false, None).map_err(|e| anyhow::anyhow!(e.message))?;
+        documents::delete(&engine, &rel, false, None)?;
     } else {
         // A converted document: the same sandbox as every tool path, then the file goes.
-        let (_, abs) = ragdown_server::paths::document(&engine.root(), &rel)
-            .map_err(|e| anyhow::anyhow!(e.message))?;
+        let (_, abs) = ragdown_server::paths::document(&engine.root(), &rel)?;
         std::fs::remove_file(&abs).with_context(|| format!("deleting {rel}"))?;
-        engine.sync().map_err(|e| anyhow::anyhow!(e.message))?;
+        engine.sync()?;
     }
     if as_json {
         println!("{}", json!({ "deleted": rel }));

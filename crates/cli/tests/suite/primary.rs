@@ -2,31 +2,21 @@
 //! (one primary, one reader), a write through the reader synced by the primary, and a reader
 //! that takes over after the primary is killed with SIGKILL.
 
-mod common;
+use crate::harness;
 
 use std::path::Path;
 
+use rmcp::RoleClient;
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 async fn spawn(docs: &Path, data: &Path) -> (RunningService<RoleClient, ()>, u32) {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
-    cmd.arg("stdio")
-        .env("RAGDOWN_DOCS_DIR", docs)
-        .env("RAGDOWN_DATA_DIR", data)
-        .env("RAGDOWN_EMBEDDER", "hash")
-        .env("RAGDOWN_TAKEOVER_MS", "300")
-        .stderr(std::process::Stdio::null());
-    let transport = TokioChildProcess::new(cmd).unwrap();
-    let pid = transport.id().unwrap();
-    (().serve(transport).await.unwrap(), pid)
+    let mut cmd = harness::stdio(docs, data);
+    cmd.env("RAGDOWN_TAKEOVER_MS", "300");
+    harness::connect(cmd).await
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> (bool, String) {
-    common::call_tool(client, name, args).await
-}
+use harness::call_tool as call;
 
 async fn stats(client: &RunningService<RoleClient, ()>) -> Value {
     serde_json::from_str(&call(client, "ragdown_stats", json!({})).await.1).unwrap()
@@ -182,7 +172,7 @@ async fn edit(
         "edits": [{"old_text": old, "new_text": new}],
         "base_hash": base,
     });
-    common::call_tool(client, "ragdown_edit", args).await
+    harness::call_tool(client, "ragdown_edit", args).await
 }
 
 /// A write through a reader while the primary runs a long first index (a slow model): the
@@ -190,22 +180,18 @@ async fn edit(
 /// answers long before the index is done.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_readers_write_does_not_wait_for_the_primarys_long_sync() {
-    let docs = common::lighthouse_notes(400);
+    let docs = harness::lighthouse_notes(400);
     let data = tempfile::tempdir().unwrap();
-    let url = common::slow_embedding_service(std::time::Duration::from_millis(600));
+    let url = harness::slow_embedding_service(std::time::Duration::from_millis(600));
     let spawn_slow = || {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
-        cmd.arg("stdio")
-            .env("RAGDOWN_DOCS_DIR", docs.path())
-            .env("RAGDOWN_DATA_DIR", data.path())
-            .env("RAGDOWN_EMBEDDER", "openai:slow")
-            .env("RAGDOWN_EMBEDDING_URL", &url)
-            .stderr(std::process::Stdio::null());
-        TokioChildProcess::new(cmd).unwrap()
+        let mut cmd = harness::stdio(docs.path(), data.path());
+        cmd.env("RAGDOWN_EMBEDDER", "openai:slow")
+            .env("RAGDOWN_EMBEDDING_URL", &url);
+        cmd
     };
-    let primary = ().serve(spawn_slow()).await.unwrap();
+    let primary = harness::connect(spawn_slow()).await.0;
     assert_eq!(stats(&primary).await["role"], "primary");
-    let reader = ().serve(spawn_slow()).await.unwrap();
+    let reader = harness::connect(spawn_slow()).await.0;
     assert_eq!(stats(&reader).await["role"], "reader");
     eventually(
         &primary,

@@ -3,30 +3,13 @@
 //! hold exactly what a fresh index of the same files holds — nothing half-replaced, nothing
 //! indexed twice.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
-
-fn ragdown(data: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragdown"));
-    cmd.env("RAGDOWN_EMBEDDER", "hash")
-        .env("RAGDOWN_DATA_DIR", data);
-    cmd
-}
+use crate::harness::{self, ragdown_in as ragdown};
 
 fn status(data: &std::path::Path, docs: &std::path::Path) -> (u64, u64) {
-    let out = ragdown(data)
-        .args(["status", "--json"])
-        .arg(docs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = harness::json_output(ragdown(data).args(["status", "--json"]).arg(docs));
     (
         v["documents"].as_u64().unwrap(),
         v["chunks"].as_u64().unwrap(),

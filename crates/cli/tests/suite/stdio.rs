@@ -2,7 +2,7 @@
 //! against a fixture folder, with the hash embedder (fast; retrieval quality is tested
 //! elsewhere with the real model).
 
-mod common;
+use crate::harness;
 
 use std::path::Path;
 
@@ -44,16 +44,11 @@ async fn start_with(env: &[(&str, &str)]) -> Server {
     let docs = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     fixture(docs.path());
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
-    cmd.arg("stdio")
-        .env("RAGDOWN_DOCS_DIR", docs.path())
-        .env("RAGDOWN_DATA_DIR", data.path())
-        .env("RAGDOWN_EMBEDDER", "hash")
-        .stderr(std::process::Stdio::null());
+    let mut cmd = harness::stdio(docs.path(), data.path());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let client = harness::connect(cmd).await.0;
     let server = Server {
         client,
         docs,
@@ -87,7 +82,7 @@ async fn start() -> Server {
 impl Server {
     /// Calls a tool: (is it an error, its text).
     async fn call(&self, name: &str, args: Value) -> (bool, String) {
-        common::call_tool(&self.client, name, args).await
+        harness::call_tool(&self.client, name, args).await
     }
 
     async fn ok(&self, name: &str, args: Value) -> String {
@@ -214,12 +209,12 @@ async fn read_only_and_disabled_tools_are_neither_listed_nor_accepted() {
 
 #[tokio::test]
 async fn every_tool_listed_answers_and_no_other_does() {
-    let every = common::listed_tools(&start().await.client).await;
+    let every = harness::listed_tools(&start().await.client).await;
     assert_eq!(every.len(), 13, "{every:?}");
     let read_only = start_with(&[("RAGDOWN_READ_ONLY", "true")]).await;
-    common::walk_tool_table(&read_only.client, &every, |_, writes| !writes).await;
+    harness::walk_tool_table(&read_only.client, &every, |_, writes| !writes).await;
     let disabled = start_with(&[("RAGDOWN_DISABLED_TOOLS", "ragdown_list,ragdown_edit")]).await;
-    common::walk_tool_table(&disabled.client, &every, |name, _| {
+    harness::walk_tool_table(&disabled.client, &every, |name, _| {
         name != "ragdown_list" && name != "ragdown_edit"
     })
     .await;
@@ -242,7 +237,7 @@ async fn every_tool_listed_answers_and_no_other_does() {
         ]
     );
     let all = start().await;
-    common::walk_tool_table(&all.client, &every, |_, _| true).await;
+    harness::walk_tool_table(&all.client, &every, |_, _| true).await;
 }
 
 #[tokio::test]
@@ -1006,13 +1001,9 @@ async fn mcp_answers_before_the_model_has_loaded() {
     fixture(docs.path());
     let stalled = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let spawn = |url: String| {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
-        cmd.arg("stdio")
-            .env("RAGDOWN_DOCS_DIR", docs.path())
-            .env("RAGDOWN_DATA_DIR", data.path())
-            .env("RAGDOWN_EMBEDDER", "openai:stalled")
-            .env("RAGDOWN_EMBEDDING_URL", url)
-            .stderr(std::process::Stdio::null());
+        let mut cmd = harness::stdio(docs.path(), data.path());
+        cmd.env("RAGDOWN_EMBEDDER", "openai:stalled")
+            .env("RAGDOWN_EMBEDDING_URL", url);
         cmd
     };
     let started = std::time::Instant::now();
@@ -1032,7 +1023,7 @@ async fn mcp_answers_before_the_model_has_loaded() {
             .await
             .unwrap();
     let (err, text) =
-        common::call_tool(&client, "ragdown_recall", json!({"query": "backups"})).await;
+        harness::call_tool(&client, "ragdown_recall", json!({"query": "backups"})).await;
     assert!(err && text.contains("could not start its index"), "{text}");
     client.cancel().await.unwrap();
     drop(stalled);
@@ -1044,10 +1035,9 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
     let data = tempfile::tempdir().unwrap();
     fixture(docs.path());
     // Indexed with the real model (the test environment points at MiniLM)…
-    let indexed = std::process::Command::new(env!("CARGO_BIN_EXE_ragdown"))
+    let indexed = harness::ragdown_in(data.path())
         .arg("index")
         .arg(docs.path())
-        .env("RAGDOWN_DATA_DIR", data.path())
         .env("RAGDOWN_EMBEDDER", "minilm")
         .output()
         .unwrap();
@@ -1059,18 +1049,13 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
     )
     .unwrap();
     std::fs::write(docs.path().join("new.md"), "# New\n\nZeppelin hangar.\n").unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
-    cmd.arg("stdio")
-        .env("RAGDOWN_DOCS_DIR", docs.path())
-        .env("RAGDOWN_DATA_DIR", data.path())
-        .env("RAGDOWN_EMBEDDER", "minilm")
-        .env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so")
-        .env("RAGDOWN_ORT_URL", "http://127.0.0.1:9")
-        .stderr(std::process::Stdio::null());
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let mut cmd = harness::stdio(docs.path(), data.path());
+    cmd.env("RAGDOWN_EMBEDDER", "minilm")
+        .env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so");
+    let client = harness::connect(cmd).await.0;
     let mut stats = Value::Null;
     for _ in 0..200 {
-        let (err, text) = common::call_tool(&client, "ragdown_stats", json!({})).await;
+        let (err, text) = harness::call_tool(&client, "ragdown_stats", json!({})).await;
         if !err {
             stats = serde_json::from_str(&text).unwrap();
             if !stats["last_sync"].is_null() {
@@ -1085,7 +1070,7 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
         "{stats}"
     );
     assert_eq!(stats["files"], 4, "nothing indexed before is lost: {stats}");
-    let (err, hits) = common::call_tool(
+    let (err, hits) = harness::call_tool(
         &client,
         "ragdown_recall",
         json!({"query": "pg_restore twice"}),
@@ -1093,10 +1078,10 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
     .await;
     assert!(!err && hits.contains("ops/backups.md"), "{hits}");
     // The changed document keeps its indexed text; the new one waits for the model.
-    let (_, hits) = common::call_tool(&client, "ragdown_recall", json!({"query": "weekly"})).await;
+    let (_, hits) = harness::call_tool(&client, "ragdown_recall", json!({"query": "weekly"})).await;
     assert!(hits.contains("ops/pg.md"), "{hits}");
     let (_, hits) =
-        common::call_tool(&client, "ragdown_recall", json!({"query": "zeppelin"})).await;
+        harness::call_tool(&client, "ragdown_recall", json!({"query": "zeppelin"})).await;
     assert!(!hits.contains("new.md"), "{hits}");
     client.cancel().await.unwrap();
 }
@@ -1106,20 +1091,16 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
 /// every few seconds instead of nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_index_says_how_far_it_is() {
-    let docs = common::lighthouse_notes(240);
-    let url = common::slow_embedding_service(std::time::Duration::from_millis(800));
+    let docs = harness::lighthouse_notes(240);
+    let url = harness::slow_embedding_service(std::time::Duration::from_millis(800));
     let data = tempfile::tempdir().unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
-    cmd.arg("stdio")
-        .env("RAGDOWN_DOCS_DIR", docs.path())
-        .env("RAGDOWN_DATA_DIR", data.path())
-        .env("RAGDOWN_EMBEDDER", "openai:slow")
-        .env("RAGDOWN_EMBEDDING_URL", &url)
-        .stderr(std::process::Stdio::null());
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let mut cmd = harness::stdio(docs.path(), data.path());
+    cmd.env("RAGDOWN_EMBEDDER", "openai:slow")
+        .env("RAGDOWN_EMBEDDING_URL", &url);
+    let client = harness::connect(cmd).await.0;
     let mut said = None;
     for _ in 0..20 {
-        let (err, text) = common::call_tool(
+        let (err, text) = harness::call_tool(
             &client,
             "ragdown_recall",
             json!({"query": "lighthouse lamp"}),
@@ -1139,7 +1120,7 @@ async fn a_first_index_says_how_far_it_is() {
                 || said.starts_with("No matching documents yet")),
         "{said}"
     );
-    let (_, as_json) = common::call_tool(
+    let (_, as_json) = harness::call_tool(
         &client,
         "ragdown_recall",
         json!({"query": "lighthouse lamp", "format": "json"}),
@@ -1150,9 +1131,8 @@ async fn a_first_index_says_how_far_it_is() {
     client.cancel().await.unwrap();
 
     let other = tempfile::tempdir().unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ragdown"))
+    let out = tokio::process::Command::from(harness::ragdown_in(other.path()))
         .args(["query", &docs.path().to_string_lossy(), "lighthouse lamp"])
-        .env("RAGDOWN_DATA_DIR", other.path())
         .env("RAGDOWN_EMBEDDER", "openai:slow")
         .env("RAGDOWN_EMBEDDING_URL", &url)
         .output()

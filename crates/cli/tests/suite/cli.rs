@@ -3,15 +3,7 @@
 
 use assert_cmd::Command;
 
-fn ragdown(data: &std::path::Path) -> Command {
-    let mut cmd = Command::cargo_bin("ragdown").unwrap();
-    cmd.env("RAGDOWN_EMBEDDER", "hash")
-        .env("RAGDOWN_DATA_DIR", data)
-        // Nothing may be downloaded from the internet in tests.
-        .env("RAGDOWN_ORT_URL", "http://127.0.0.1:9")
-        .env_remove("RAGDOWN_LOG");
-    cmd
-}
+use crate::harness::ragdown_cmd as ragdown;
 
 /// Serves `body` at `path` (404 elsewhere) on a local port; returns the base URL and a
 /// counter of the requests answered with the body.

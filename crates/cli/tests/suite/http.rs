@@ -3,7 +3,7 @@
 //! traversal on every path-taking route, and MCP through rmcp's Streamable HTTP client. The
 //! hash embedder keeps it fast; retrieval quality is tested with the real model elsewhere.
 
-mod common;
+use crate::harness;
 
 use std::io::BufRead;
 use std::path::Path;
@@ -110,11 +110,9 @@ impl Serve {
         ),
         env: &[(&str, &str)],
     ) -> Serve {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragdown"));
+        let mut cmd = harness::ragdown_in(data.path());
         cmd.arg("serve")
             .env("RAGDOWN_DOCS_DIR", docs.path())
-            .env("RAGDOWN_DATA_DIR", data.path())
-            .env("RAGDOWN_EMBEDDER", "hash")
             .env("RAGDOWN_TOKEN", TOKEN)
             .env("PORT", "0")
             .env("RAGDOWN_LOG", "info")
@@ -259,9 +257,7 @@ impl Serve {
     }
 }
 
-async fn tool(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> (bool, String) {
-    common::call_tool(client, name, args).await
-}
+use harness::call_tool as tool;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_protected_route_needs_the_token() {
@@ -1053,10 +1049,9 @@ async fn settings_apply_at_once_and_the_query_log_sums_up() {
 #[test]
 fn serve_refuses_to_start_without_a_token() {
     let docs = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_ragdown"))
+    let out = harness::ragdown()
         .arg("serve")
         .env("RAGDOWN_DOCS_DIR", docs.path())
-        .env("RAGDOWN_EMBEDDER", "hash")
         .env_remove("RAGDOWN_TOKEN")
         .env_remove("SECURE_LOCAL_NET")
         .output()
@@ -1263,16 +1258,16 @@ async fn subfolder_endpoints_narrow_the_folder() {
 async fn every_endpoint_lists_exactly_the_tools_it_answers() {
     let root_on = ("RAGDOWN_ROOT_MCP", "true");
     let s = Serve::start(&[root_on]).await;
-    let folder_tools = common::listed_tools(&s.mcp("/mcp/work").await).await;
-    let root_tools = common::listed_tools(&s.mcp("/mcp").await).await;
+    let folder_tools = harness::listed_tools(&s.mcp("/mcp/work").await).await;
+    let root_tools = harness::listed_tools(&s.mcp("/mcp").await).await;
     assert_eq!(folder_tools.len(), 13, "{folder_tools:?}");
     assert_eq!(root_tools.len(), 15, "{root_tools:?}");
     for (path, every) in [("/mcp/work", &folder_tools), ("/mcp", &root_tools)] {
-        common::walk_tool_table(&s.mcp(path).await, every, |_, _| true).await;
+        harness::walk_tool_table(&s.mcp(path).await, every, |_, _| true).await;
     }
     let read_only = Serve::start(&[root_on, ("RAGDOWN_READ_ONLY", "true")]).await;
     for (path, every) in [("/mcp/work", &folder_tools), ("/mcp", &root_tools)] {
-        common::walk_tool_table(&read_only.mcp(path).await, every, |_, writes| !writes).await;
+        harness::walk_tool_table(&read_only.mcp(path).await, every, |_, writes| !writes).await;
     }
     drop(read_only);
     let hidden = ["ragdown_recall", "ragdown_move", "ragdown_folders"];
@@ -1285,7 +1280,7 @@ async fn every_endpoint_lists_exactly_the_tools_it_answers() {
     ])
     .await;
     for (path, every) in [("/mcp/work", &folder_tools), ("/mcp", &root_tools)] {
-        common::walk_tool_table(&disabled.mcp(path).await, every, |name, _| {
+        harness::walk_tool_table(&disabled.mcp(path).await, every, |name, _| {
             !hidden.contains(&name)
         })
         .await;
@@ -2011,7 +2006,7 @@ async fn mcp_requests_wait_for_the_model_while_it_loads() {
     let docs = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     fixture(docs.path(), outside.path());
-    let url = common::slow_embedding_service(Duration::from_millis(1500));
+    let url = harness::slow_embedding_service(Duration::from_millis(1500));
     let s = Serve::spawn(
         (
             Arc::new(docs),

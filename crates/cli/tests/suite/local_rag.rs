@@ -7,15 +7,13 @@ use std::path::Path;
 use assert_cmd::Command;
 use serde_json::Value;
 
+use crate::harness;
+
 /// `ragdown` with a private cache root, so each docs dir gets its own default data dir.
 fn ragdown(cache: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("ragdown").unwrap();
-    cmd.env("RAGDOWN_EMBEDDER", "hash")
-        .env("XDG_CACHE_HOME", cache)
-        .env_remove("RAGDOWN_DATA_DIR")
-        .env_remove("RAGDOWN_DOCS_DIR")
-        .env_remove("RAGDOWN_LOG");
-    cmd
+    let mut cmd = harness::ragdown();
+    cmd.env("XDG_CACHE_HOME", cache);
+    Command::from_std(cmd)
 }
 
 fn json_of(cmd: &mut Command) -> Value {
@@ -208,12 +206,10 @@ fn the_cli_reads_the_index_a_running_server_owns() {
     let cache = tempfile::tempdir().unwrap();
     let (work, _specs) = docs();
     // A primary: `ragdown stdio` on the same docs dir and (default) data dir.
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_ragdown"))
+    let mut server = harness::ragdown()
         .arg("stdio")
-        .env("RAGDOWN_EMBEDDER", "hash")
         .env("XDG_CACHE_HOME", cache.path())
         .env("RAGDOWN_DOCS_DIR", work.path())
-        .env_remove("RAGDOWN_DATA_DIR")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

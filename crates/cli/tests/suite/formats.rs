@@ -9,10 +9,12 @@ use std::process::Command;
 use ragdown_convert::fixtures;
 use serde_json::Value;
 
+use crate::harness;
+
+/// `ragdown` with the real model.
 fn ragdown(data: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ragdown"));
-    cmd.env("RAGDOWN_DATA_DIR", data)
-        .env("RAGDOWN_EMBEDDER", "minilm");
+    let mut cmd = harness::ragdown_in(data);
+    cmd.env("RAGDOWN_EMBEDDER", "minilm");
     cmd
 }
 
@@ -39,23 +41,14 @@ fn corpus(docs: &Path) {
 }
 
 fn top_hit(docs: &Path, data: &Path, question: &str) -> Value {
-    let out = ragdown(data)
-        .args([
-            "query",
-            docs.to_str().unwrap(),
-            question,
-            "--json",
-            "--top-k",
-            "3",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = harness::json_output(ragdown(data).args([
+        "query",
+        docs.to_str().unwrap(),
+        question,
+        "--json",
+        "--top-k",
+        "3",
+    ]));
     v["hits"][0].clone()
 }
 

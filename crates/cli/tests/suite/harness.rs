@@ -1,9 +1,68 @@
-//! What the MCP client tests share: calling a tool and reading its text back.
+//! What every test of the real binary shares: starting `ragdown` (a command, or `stdio` under
+//! an rmcp client), calling a tool and reading its text back, walking a tool table, and the
+//! local services and fixtures several tests need.
 
-use rmcp::RoleClient;
+use std::path::Path;
+
 use rmcp::model::{CallToolRequestParams, ContentBlock};
 use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
+
+/// The `ragdown` binary with what every test wants: the fast `hash` embedder (a test that
+/// needs the real model sets `RAGDOWN_EMBEDDER` again), no docs dir, data dir or log level
+/// inherited from the shell that runs the tests, and nothing downloadable from the internet.
+pub fn ragdown() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
+    cmd.env("RAGDOWN_EMBEDDER", "hash")
+        .env("RAGDOWN_ORT_URL", "http://127.0.0.1:9")
+        .env_remove("RAGDOWN_DOCS_DIR")
+        .env_remove("RAGDOWN_DATA_DIR")
+        .env_remove("RAGDOWN_LOG");
+    cmd
+}
+
+/// [`ragdown`] keeping its index in `data`.
+pub fn ragdown_in(data: &Path) -> std::process::Command {
+    let mut cmd = ragdown();
+    cmd.env("RAGDOWN_DATA_DIR", data);
+    cmd
+}
+
+/// [`ragdown`] as `assert_cmd` runs it.
+pub fn ragdown_cmd(data: &Path) -> assert_cmd::Command {
+    assert_cmd::Command::from_std(ragdown_in(data))
+}
+
+/// Runs `cmd`, which must succeed (else its stderr is the failure), and parses its stdout as
+/// JSON.
+pub fn json_output(cmd: &mut std::process::Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `ragdown stdio` over `docs` with its index in `data`, stderr silenced, ready for
+/// [`connect`] (add `env` first to change a setting).
+pub fn stdio(docs: &Path, data: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::from(ragdown_in(data));
+    cmd.arg("stdio")
+        .env("RAGDOWN_DOCS_DIR", docs)
+        .stderr(std::process::Stdio::null());
+    cmd
+}
+
+/// An rmcp client over the stdio of `cmd`, and the server's process id.
+pub async fn connect(cmd: tokio::process::Command) -> (RunningService<RoleClient, ()>, u32) {
+    let transport = TokioChildProcess::new(cmd).unwrap();
+    let pid = transport.id().unwrap();
+    (().serve(transport).await.unwrap(), pid)
+}
 
 /// Calls a tool: (is it an error result, its text content joined).
 pub async fn call_tool(
@@ -32,7 +91,6 @@ pub async fn call_tool(
 /// An OpenAI-compatible embedding service on a local port that takes `delay` per request
 /// (a slow model): each input becomes a small vector from its bytes. Returns its base URL
 /// (for `RAGDOWN_EMBEDDING_URL`).
-#[allow(dead_code)] // not every test binary uses it
 pub fn slow_embedding_service(delay: std::time::Duration) -> String {
     use std::io::{BufRead, Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -90,7 +148,6 @@ pub fn slow_embedding_service(delay: std::time::Duration) -> String {
 
 /// A folder of `count` one-section notes about lighthouses, for tests that need a first index
 /// that takes a while on a slow model.
-#[allow(dead_code)] // not every test binary uses it
 pub fn lighthouse_notes(count: usize) -> tempfile::TempDir {
     let docs = tempfile::tempdir().unwrap();
     for i in 0..count {
@@ -104,7 +161,6 @@ pub fn lighthouse_notes(count: usize) -> tempfile::TempDir {
 }
 
 /// One tool as an endpoint lists it: its name and whether it writes.
-#[allow(dead_code)] // not every test binary uses it
 pub async fn listed_tools(client: &RunningService<RoleClient, ()>) -> Vec<(String, bool)> {
     let mut tools: Vec<(String, bool)> = client
         .list_all_tools()
@@ -124,7 +180,6 @@ pub async fn listed_tools(client: &RunningService<RoleClient, ()>) -> Vec<(Strin
 /// hidden), exactly those `served(name, writes)` accepts are listed, and a tool answers a
 /// call exactly when it is listed — an unlisted one answers "unknown tool". Each call carries
 /// `{}`, which every tool that could change a document refuses for a missing argument.
-#[allow(dead_code)] // not every test binary uses it
 pub async fn walk_tool_table(
     client: &RunningService<RoleClient, ()>,
     every: &[(String, bool)],

@@ -1,0 +1,16 @@
+//! The tests of the real `ragdown` binary, in one test binary (one link on a 2-core machine
+//! instead of eight): the CLI, crash safety, converted formats, HTTP, interoperability with the
+//! Python MCP SDK, the mcp-local-rag commands, the primary and its readers, and stdio MCP. What
+//! they share is in [`harness`]. The retrieval-quality tests (`tests/quality.rs`) stay a binary
+//! of their own: they take minutes with the real model and run apart.
+
+mod harness;
+
+mod cli;
+mod crash;
+mod formats;
+mod http;
+mod interop;
+mod local_rag;
+mod primary;
+mod stdio;

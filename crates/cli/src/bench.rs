@@ -259,8 +259,8 @@ pub fn run(settings: &Settings, args: &BenchArgs) -> Result<()> {
     let options = SearchOptions {
         limit: 10,
         mode,
-        max_per_document: settings.max_per_document,
-        follow_links: settings.follow_links,
+        max_per_document: settings.server.max_per_document,
+        follow_links: settings.server.follow_links,
         ..SearchOptions::default()
     };
     // One warm-up query so model and caches are loaded.

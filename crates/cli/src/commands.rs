@@ -172,8 +172,8 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
             .tag
             .as_deref()
             .and_then(ragdown_markdown::tags::normalize),
-        max_per_document: settings.max_per_document,
-        follow_links: settings.follow_links,
+        max_per_document: settings.server.max_per_document,
+        follow_links: settings.server.follow_links,
         ..SearchOptions::default()
     };
     let hits = ragdown_search::search(&index, question, &options)?;

@@ -480,8 +480,8 @@ pub fn run(settings: &Settings, args: &EvalArgs) -> Result<()> {
     index.sync()?;
     let options = SearchOptions {
         limit: 10,
-        max_per_document: settings.max_per_document,
-        follow_links: settings.follow_links,
+        max_per_document: settings.server.max_per_document,
+        follow_links: settings.server.follow_links,
         ..SearchOptions::default()
     };
     let found = retrieval(&index, &questions, &options)?;

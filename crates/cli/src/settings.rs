@@ -14,10 +14,6 @@ pub struct Settings {
     pub data_dir: Option<PathBuf>,
     /// `RAGDOWN_MAX_FILE_BYTES`.
     pub max_file_bytes: u64,
-    /// `RAGDOWN_MAX_PER_DOCUMENT` (0 = no cap).
-    pub max_per_document: usize,
-    /// `RAGDOWN_FOLLOW_LINKS` (0 = off).
-    pub follow_links: usize,
     /// `RAGDOWN_DOCS_DIR`.
     pub docs_dir: Option<PathBuf>,
     /// `RAGDOWN_WATCH`: follow changes with a file watcher (else poll every 60 s).
@@ -104,6 +100,7 @@ fn cache_root() -> PathBuf {
 
 impl Settings {
     pub fn from_env() -> Result<Self> {
+        let server = ragdown_server::ServerSettings::default();
         let models_dir = var("RAGDOWN_MODELS")
             .map(PathBuf::from)
             .unwrap_or_else(|| cache_root().join("ragdown").join("models"));
@@ -125,18 +122,17 @@ impl Settings {
                 "RAGDOWN_MAX_FILE_BYTES",
                 ragdown_index::DEFAULT_MAX_FILE_BYTES,
             )?,
-            max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,
-            follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
             docs_dir: var("RAGDOWN_DOCS_DIR").map(|d| expand_home(&d)),
             watch: boolean("RAGDOWN_WATCH", true)?,
             takeover_every: std::time::Duration::from_millis(number(
                 "RAGDOWN_TAKEOVER_MS",
                 10_000,
             )?),
+            // Each default is written once, in `ServerSettings::default()`.
             server: ragdown_server::ServerSettings {
-                text_limit: number("RAGDOWN_TEXT_LIMIT", 2000)?,
-                notes_dir: var("RAGDOWN_NOTES_DIR").unwrap_or_else(|| "notes".into()),
-                read_only: boolean("RAGDOWN_READ_ONLY", false)?,
+                text_limit: number("RAGDOWN_TEXT_LIMIT", server.text_limit)?,
+                notes_dir: var("RAGDOWN_NOTES_DIR").unwrap_or(server.notes_dir),
+                read_only: boolean("RAGDOWN_READ_ONLY", server.read_only)?,
                 disabled_tools: var("RAGDOWN_DISABLED_TOOLS")
                     .map(|v| {
                         v.split(',')
@@ -144,21 +140,17 @@ impl Settings {
                             .filter(|t| !t.is_empty())
                             .collect()
                     })
-                    .unwrap_or_default(),
+                    .unwrap_or(server.disabled_tools),
                 hook: ragdown_server::HookSettings {
-                    top_k: number("RAGDOWN_HOOK_TOP_K", 4)?,
-                    min_score: fraction("RAGDOWN_HOOK_MIN_SCORE")?,
-                    min_ratio: fraction("RAGDOWN_HOOK_MIN_RATIO")?
-                        .unwrap_or(ragdown_server::HookSettings::default().min_ratio),
-                    min_evidence: number(
-                        "RAGDOWN_HOOK_MIN_EVIDENCE",
-                        ragdown_server::context::MIN_EVIDENCE,
-                    )?,
-                    max_chars: number("RAGDOWN_HOOK_MAX_CHARS", 6000)?,
+                    top_k: number("RAGDOWN_HOOK_TOP_K", server.hook.top_k)?,
+                    min_score: fraction("RAGDOWN_HOOK_MIN_SCORE")?.or(server.hook.min_score),
+                    min_ratio: fraction("RAGDOWN_HOOK_MIN_RATIO")?.unwrap_or(server.hook.min_ratio),
+                    min_evidence: number("RAGDOWN_HOOK_MIN_EVIDENCE", server.hook.min_evidence)?,
+                    max_chars: number("RAGDOWN_HOOK_MAX_CHARS", server.hook.max_chars)?,
                 },
-                max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", 0)?,
-                follow_links: number("RAGDOWN_FOLLOW_LINKS", 0)?,
-                query_log: boolean("RAGDOWN_QUERY_LOG", false)?,
+                max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", server.max_per_document)?,
+                follow_links: number("RAGDOWN_FOLLOW_LINKS", server.follow_links)?,
+                query_log: boolean("RAGDOWN_QUERY_LOG", server.query_log)?,
             },
             http: HttpSettings {
                 port: number("PORT", 3000)?,

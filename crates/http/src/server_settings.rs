@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ragdown_server::hook_patch::{self, HookPatch};
 use ragdown_server::{HookSettings, ServerSettings, ToolError};
 use serde_json::{Map, Value, json};
 
@@ -34,34 +35,29 @@ const KEYS: [&str; 8] = [
     "query_log",
     "hook",
 ];
-const HOOK_KEYS: [&str; 4] = ["top_k", "min_score", "min_ratio", "max_chars"];
 
 fn invalid(key: &str, want: &str, v: &Value) -> ToolError {
     ToolError::invalid(format!("{key} must be {want}, not {v}"))
 }
 
+/// Checks one top-level value (the hook object's are checked by `hook_patch`).
 fn check_value(key: &str, v: &Value) -> Result<(), ToolError> {
-    let ok = match key {
-        "embedder" => v.as_str().is_some_and(|s| !s.trim().is_empty()),
-        "watch" | "root_mcp" | "query_log" => v.is_boolean(),
-        "text_limit" | "max_per_document" | "follow_links" | "top_k" | "max_chars" => {
-            v.as_u64().is_some()
+    let (ok, want) = match key {
+        "embedder" => (
+            v.as_str().is_some_and(|s| !s.trim().is_empty()),
+            "an embedder name",
+        ),
+        "watch" | "root_mcp" | "query_log" => (v.is_boolean(), "true or false"),
+        "text_limit" | "max_per_document" | "follow_links" => {
+            (v.as_u64().is_some(), "a non-negative integer")
         }
-        "min_ratio" => v.as_f64().is_some_and(|r| (0.0..=1.0).contains(&r)),
-        "min_score" => v.as_f64().is_some_and(f64::is_finite),
-        _ => false,
+        _ => (false, "a server setting"),
     };
     if ok {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(invalid(key, want, v))
     }
-    let want = match key {
-        "embedder" => "an embedder name",
-        "watch" | "root_mcp" | "query_log" => "true or false",
-        "min_ratio" => "a number from 0 to 1",
-        "min_score" => "a number",
-        _ => "a non-negative integer",
-    };
-    Err(invalid(key, want, v))
 }
 
 impl Tunables {
@@ -96,18 +92,9 @@ impl Tunables {
                     t.follow_links = v.as_u64().map_or(t.follow_links, |n| n as usize)
                 }
                 "hook" => {
-                    let Some(h) = v.as_object() else { continue };
-                    if let Some(n) = h.get("top_k").and_then(Value::as_u64) {
-                        t.hook.top_k = n as usize;
-                    }
-                    if let Some(n) = h.get("max_chars").and_then(Value::as_u64) {
-                        t.hook.max_chars = n as usize;
-                    }
-                    if let Some(r) = h.get("min_ratio").and_then(Value::as_f64) {
-                        t.hook.min_ratio = r as f32;
-                    }
-                    if let Some(s) = h.get("min_score").and_then(Value::as_f64) {
-                        t.hook.min_score = Some(s as f32);
+                    // Saved hook values were checked when read.
+                    if let Some(Ok(patch)) = v.as_object().map(HookPatch::from_json) {
+                        t.hook = patch.over(&t.hook);
                     }
                 }
                 _ => {}
@@ -179,9 +166,7 @@ impl SavedSettings {
                 v.as_object()
                     .map(|h| {
                         h.iter()
-                            .filter(|(hk, hv)| {
-                                HOOK_KEYS.contains(&hk.as_str()) && check_value(hk, hv).is_ok()
-                            })
+                            .filter(|(hk, hv)| hook_patch::check_value(hk, hv).is_ok())
                             .map(|(hk, hv)| (hk.clone(), hv.clone()))
                             .collect::<Map<_, _>>()
                     })
@@ -223,25 +208,8 @@ impl SavedSettings {
                 let Some(changes) = v.as_object() else {
                     return Err(invalid("hook", "an object", v));
                 };
-                let mut hook = saved
-                    .get("hook")
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                for (hk, hv) in changes {
-                    if !HOOK_KEYS.contains(&hk.as_str()) {
-                        return Err(ToolError::invalid(format!(
-                            "hook.{hk} is not a hook setting: use {}",
-                            HOOK_KEYS.join(", ")
-                        )));
-                    }
-                    if hv.is_null() {
-                        hook.remove(hk);
-                    } else {
-                        check_value(hk, hv)?;
-                        hook.insert(hk.clone(), hv.clone());
-                    }
-                }
+                let stored = saved.get("hook").and_then(Value::as_object);
+                let hook = hook_patch::patched(stored, changes).map_err(ToolError::invalid)?;
                 if hook.is_empty() {
                     saved.remove("hook");
                 } else {

@@ -13,56 +13,19 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 
-use crate::{HookSettings, ToolError};
+use crate::ToolError;
+use crate::hook_patch::HookPatch;
 
 /// The file name, at the folder's root (a dot-file: never indexed).
 pub const FILE_NAME: &str = ".ragdown.json";
-
-/// The hook values a folder sets; `None` falls back to the server's `RAGDOWN_HOOK_*`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FolderHook {
-    pub top_k: Option<usize>,
-    pub min_score: Option<f32>,
-    pub min_ratio: Option<f32>,
-    pub max_chars: Option<usize>,
-}
-
-impl FolderHook {
-    /// The server's hook settings with this folder's values laid over them.
-    pub fn over(&self, server: &HookSettings) -> HookSettings {
-        HookSettings {
-            top_k: self.top_k.unwrap_or(server.top_k),
-            min_score: self.min_score.or(server.min_score),
-            min_ratio: self.min_ratio.unwrap_or(server.min_ratio),
-            min_evidence: server.min_evidence,
-            max_chars: self.max_chars.unwrap_or(server.max_chars),
-        }
-    }
-
-    fn to_json(&self) -> Map<String, Value> {
-        let mut m = Map::new();
-        if let Some(v) = self.top_k {
-            m.insert("top_k".into(), json!(v));
-        }
-        if let Some(v) = self.min_score {
-            m.insert("min_score".into(), json!(v));
-        }
-        if let Some(v) = self.min_ratio {
-            m.insert("min_ratio".into(), json!(v));
-        }
-        if let Some(v) = self.max_chars {
-            m.insert("max_chars".into(), json!(v));
-        }
-        m
-    }
-}
 
 /// A folder's `.ragdown.json`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FolderConfig {
     pub title: Option<String>,
     pub mcp: bool,
-    pub hook: FolderHook,
+    /// The folder's hook values over the server's `RAGDOWN_HOOK_*`.
+    pub hook: HookPatch,
     pub created_by: Option<String>,
     /// The whole object as read, unknown keys included, so a rewrite keeps them.
     raw: Map<String, Value>,
@@ -87,47 +50,6 @@ fn warn_once(path: &Path, text: &str, why: &str) {
     }
 }
 
-fn usize_value(key: &str, v: &Value) -> Result<usize, String> {
-    v.as_u64()
-        .map(|n| n as usize)
-        .ok_or_else(|| format!("hook.{key} must be a non-negative integer, not {v}"))
-}
-
-fn hook_from(obj: &Map<String, Value>) -> Result<FolderHook, String> {
-    let mut hook = FolderHook::default();
-    for (key, v) in obj {
-        if v.is_null() {
-            continue;
-        }
-        match key.as_str() {
-            "top_k" => hook.top_k = Some(usize_value(key, v)?),
-            "max_chars" => hook.max_chars = Some(usize_value(key, v)?),
-            "min_ratio" => {
-                let r = v
-                    .as_f64()
-                    .filter(|r| (0.0..=1.0).contains(r))
-                    .ok_or_else(|| {
-                        format!("hook.min_ratio must be a number from 0 to 1, not {v}")
-                    })?;
-                hook.min_ratio = Some(r as f32);
-            }
-            "min_score" => {
-                let s = v
-                    .as_f64()
-                    .filter(|s| s.is_finite())
-                    .ok_or_else(|| format!("hook.min_score must be a number, not {v}"))?;
-                hook.min_score = Some(s as f32);
-            }
-            other => {
-                return Err(format!(
-                    "hook.{other} is not a hook setting: use top_k, min_score, min_ratio or max_chars"
-                ));
-            }
-        }
-    }
-    Ok(hook)
-}
-
 impl FolderConfig {
     fn from_object(raw: Map<String, Value>) -> Result<Self, String> {
         let title = match raw.get("title") {
@@ -141,8 +63,8 @@ impl FolderConfig {
             Some(other) => return Err(format!("mcp must be true or false, not {other}")),
         };
         let hook = match raw.get("hook") {
-            None | Some(Value::Null) => FolderHook::default(),
-            Some(Value::Object(h)) => hook_from(h)?,
+            None | Some(Value::Null) => HookPatch::default(),
+            Some(Value::Object(h)) => HookPatch::from_json(h)?,
             Some(other) => return Err(format!("hook must be an object, not {other}")),
         };
         let created_by = raw
@@ -209,18 +131,9 @@ impl FolderConfig {
                 raw.remove("hook");
             }
             Some(Value::Object(changes)) => {
-                let mut hook = raw
-                    .get("hook")
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                for (k, v) in changes {
-                    if v.is_null() {
-                        hook.remove(k);
-                    } else {
-                        hook.insert(k.clone(), v.clone());
-                    }
-                }
+                let stored = raw.get("hook").and_then(Value::as_object);
+                let hook =
+                    crate::hook_patch::patched(stored, changes).map_err(ToolError::invalid)?;
                 if hook.is_empty() {
                     raw.remove("hook");
                 } else {
@@ -310,7 +223,7 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join(FILE_NAME)).unwrap();
         assert!(text.contains("\"color\": \"blue\""), "{text}");
 
-        let server = HookSettings::default();
+        let server = crate::HookSettings::default();
         let merged = again.hook.over(&server);
         assert_eq!(merged.top_k, server.top_k);
         assert_eq!(merged.min_score, Some(0.5));

@@ -12,6 +12,7 @@ pub mod context;
 pub mod documents;
 pub mod folder_config;
 pub mod format;
+pub mod hook_patch;
 pub mod mcp;
 pub mod paths;
 pub mod pending;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use ragdown_index::data_dir::FoldersDataDir;
 use ragdown_index::lock::{self, PrimaryLock};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::SearchOptions;
@@ -241,14 +242,10 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
     Ok(())
 }
 
-/// The embedder id and dimension some folder's index under `folders_data` was built with.
-fn recorded_in_any_folder(folders_data: &Path) -> Option<(String, usize)> {
-    let mut dirs: Vec<_> = std::fs::read_dir(folders_data)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    dirs.sort();
-    dirs.iter()
+/// The embedder id and dimension some folder's index in `data` was built with.
+fn recorded_in_any_folder(data: &FoldersDataDir) -> Option<(String, usize)> {
+    data.folder_dirs()
+        .iter()
         .find_map(|d| ragdown_index::recorded_embedder(d))
 }
 
@@ -360,7 +357,7 @@ pub fn serve(settings: &Settings) -> Result<()> {
             "serve needs a token: set RAGDOWN_TOKEN (for example to the output of `openssl rand -hex 32`), or SECURE_LOCAL_NET=true to serve without one on a trusted network"
         );
     }
-    let folders_data = settings.data_dir_for(&docs).join("folders");
+    let folders_data = FoldersDataDir::new(settings.data_dir_for(&docs));
     let config = ragdown_http::ServeConfig {
         data_dir: settings.data_dir_for(&docs),
         docs_dir: docs,

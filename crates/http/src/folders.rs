@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use ragdown_embed::Embedder;
+use ragdown_index::data_dir::FoldersDataDir;
 use ragdown_index::walk::{is_markdown_path, is_skipped_name};
 use ragdown_index::{Index, IndexSettings, lock};
 use ragdown_server::folder_config::FolderConfig;
@@ -81,7 +82,8 @@ pub struct OpenWith {
 
 pub struct Folders {
     docs_dir: PathBuf,
-    data_dir: PathBuf,
+    /// Each folder's index and the query log (their layout is `index`'s).
+    data_dir: FoldersDataDir,
     max_file_bytes: u64,
     takeover_every: Duration,
     pub settings: SharedSettings,
@@ -117,7 +119,8 @@ impl Folders {
         settings: SharedSettings,
         open_with: OpenWith,
     ) -> Self {
-        let query_log = Arc::new(QueryLog::new(&data_dir));
+        let data_dir = FoldersDataDir::new(data_dir);
+        let query_log = Arc::new(QueryLog::new(data_dir.query_log()));
         Self {
             docs_dir,
             data_dir,
@@ -143,7 +146,7 @@ impl Folders {
     }
 
     fn folder_data_dir(&self, name: &str) -> PathBuf {
-        self.data_dir.join("folders").join(name)
+        self.data_dir.folder(name)
     }
 
     /// The folder directories on disk now: real directories with indexable names, sorted.
@@ -316,12 +319,8 @@ impl Folders {
         }
         std::fs::rename(&from_dir, &to_dir)
             .map_err(|e| ToolError::internal(format!("renaming {name} to {to}: {e}")))?;
-        let (from_data, to_data) = (self.folder_data_dir(name), self.folder_data_dir(to));
-        if from_data.is_dir() {
-            let _ = std::fs::remove_dir_all(&to_data);
-            if let Err(e) = std::fs::rename(&from_data, &to_data) {
-                tracing::warn!("the index of {name} could not follow the rename ({e}): rebuilt");
-            }
+        if let Err(e) = self.data_dir.move_folder(name, to) {
+            tracing::warn!("the index of {name} could not follow the rename ({e}): rebuilt");
         }
         let folder = self.open_folder(to)?;
         open.insert(to.to_string(), folder.clone());
@@ -343,7 +342,10 @@ impl Folders {
         }
         std::fs::remove_dir_all(&dir)
             .map_err(|e| ToolError::internal(format!("deleting {name}: {e}")))?;
-        let _ = std::fs::remove_dir_all(self.folder_data_dir(name));
+        if let Err(e) = self.data_dir.remove_folder(name) {
+            // The folder is gone; its index is derived data, removed again at the next delete.
+            tracing::warn!("the index of the deleted folder {name} could not be removed: {e}");
+        }
         Ok(())
     }
 

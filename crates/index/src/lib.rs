@@ -6,6 +6,7 @@
 //! for a running sync.
 
 mod bm25;
+pub mod data_dir;
 pub mod lock;
 mod resolve;
 pub mod snapshot;
@@ -173,8 +174,6 @@ pub struct Index {
     loaded_generation: AtomicU64,
 }
 
-const RECORDS_FILE: &str = "records.sqlite";
-
 /// The meta values an index must carry to be read with `embedder`; any difference rebuilds.
 fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 5] {
     [
@@ -195,11 +194,11 @@ fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 5] {
 /// The embedder id and dimension the index in `data_dir` was built with, read without writing
 /// anything; `None` when there is no readable index there.
 pub fn recorded_embedder(data_dir: &Path) -> Option<(String, usize)> {
-    store::recorded_embedder(&data_dir.join(RECORDS_FILE))
+    store::recorded_embedder(&data_dir::records(data_dir))
 }
 
 fn open_store(data_dir: &Path) -> Result<store::Store> {
-    let path = data_dir.join(RECORDS_FILE);
+    let path = data_dir::records(data_dir);
     match store::Store::open(&path) {
         Ok(s) => Ok(s),
         Err(e) => {
@@ -250,7 +249,7 @@ impl Index {
                 store.set_meta(key, value)?;
             }
         }
-        let bm25 = bm25::Bm25::open(&settings.data_dir.join("bm25"))?;
+        let bm25 = bm25::Bm25::open(&data_dir::bm25(&settings.data_dir))?;
         let index = Self::assemble(settings, embedder, store, bm25, rebuilt_because, true)?;
         index.catch_up_bm25()?;
         Ok(index)
@@ -259,7 +258,7 @@ impl Index {
     /// Opens the index as a reader: never rebuilds or writes, sees the primary's commits
     /// through [`Index::refresh`], and fails when the records do not match this embedder.
     pub fn open_reader(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
-        let store = store::Store::open(&settings.data_dir.join(RECORDS_FILE))?;
+        let store = store::Store::open(&data_dir::records(&settings.data_dir))?;
         for (key, want) in expected_meta(embedder.as_ref()) {
             let have = store.meta(key)?;
             if have.as_deref() != Some(want.as_str()) {
@@ -269,7 +268,7 @@ impl Index {
                 )));
             }
         }
-        let bm25 = bm25::Bm25::open_reader(&settings.data_dir.join("bm25"))?;
+        let bm25 = bm25::Bm25::open_reader(&data_dir::bm25(&settings.data_dir))?;
         Self::assemble(settings, embedder, store, bm25, None, false)
     }
 

@@ -37,7 +37,7 @@ impl Drop for PrimaryLock {
 
 /// `<data dir>/primary.sock`, or a path in the temp dir when that is too long for a socket.
 pub fn socket_path(data_dir: &Path) -> PathBuf {
-    let path = data_dir.join("primary.sock");
+    let path = crate::data_dir::primary_socket(data_dir);
     if path.as_os_str().len() <= 100 {
         return path;
     }
@@ -52,7 +52,7 @@ pub fn try_become_primary(data_dir: &Path) -> std::io::Result<Option<PrimaryLock
         .create(true)
         .truncate(false)
         .write(true)
-        .open(data_dir.join("primary.lock"))?;
+        .open(crate::data_dir::primary_lock(data_dir))?;
     match lock.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => return Ok(None),

@@ -289,7 +289,7 @@ fn corrupt_records_are_rebuilt_not_fatal() {
     let f = Fixture::new();
     f.write("a.md", "text");
     std::fs::write(
-        f.data.path().join(RECORDS_FILE),
+        crate::data_dir::records(f.data.path()),
         b"this is not sqlite at all, just junk bytes....",
     )
     .unwrap();

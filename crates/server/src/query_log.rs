@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -50,21 +50,24 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 impl QueryLog {
-    pub fn new(data_dir: &Path) -> Self {
-        Self::with_limit(data_dir, MAX_LOG_BYTES)
+    /// A log kept at `path` (its place in a data dir is `ragdown_index::data_dir`'s to say).
+    pub fn new(path: PathBuf) -> Self {
+        Self::with_limit(path, MAX_LOG_BYTES)
     }
 
-    pub fn with_limit(data_dir: &Path, max_bytes: u64) -> Self {
+    /// A log at `path` rotated past `max_bytes`.
+    pub fn with_limit(path: PathBuf, max_bytes: u64) -> Self {
         Self {
-            path: data_dir.join("query-log.jsonl"),
+            path,
             max_bytes,
             write: Mutex::new(()),
             warned: AtomicBool::new(false),
         }
     }
 
+    /// The one older file kept: `query-log.1.jsonl` beside `query-log.jsonl`.
     fn rotated(&self) -> PathBuf {
-        self.path.with_file_name("query-log.1.jsonl")
+        self.path.with_extension("1.jsonl")
     }
 
     /// Appends one entry, stamped with the time and folder.
@@ -232,7 +235,7 @@ mod tests {
     #[test]
     fn summarises_gaps_hook_rate_and_reads() {
         let dir = tempfile::tempdir().unwrap();
-        let log = QueryLog::new(dir.path());
+        let log = QueryLog::new(dir.path().join("query-log.jsonl"));
         log.record(
             "work",
             json!({"kind": "recall", "query": "backups", "latency_ms": 5.0, "min_score": 0.3,
@@ -271,7 +274,7 @@ mod tests {
     #[test]
     fn rotation_keeps_one_old_file() {
         let dir = tempfile::tempdir().unwrap();
-        let log = QueryLog::with_limit(dir.path(), 1);
+        let log = QueryLog::with_limit(dir.path().join("query-log.jsonl"), 1);
         for q in ["a", "b", "c"] {
             log.record("f", json!({"kind": "recall", "query": q}));
         }

@@ -1,0 +1,219 @@
+//! What `serve` runs on: its configuration ([`ServeConfig`], read once by the binary) and the
+//! shared state every route reads ([`AppState`]: the folders once they are open, the settings
+//! laid together, the token, loading progress and the shutdown signal).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use ragdown_embed::{Embedder, EmbedderSettings};
+use ragdown_server::{ServerSettings, SharedSettings};
+use tokio_util::sync::CancellationToken;
+
+use crate::{ApiError, ApiResult, Folders, OpenWith, auth, guard, root, server_settings};
+
+/// Everything `serve` is started with (read once from the environment by the binary).
+#[derive(Clone)]
+pub struct ServeConfig {
+    pub docs_dir: PathBuf,
+    pub data_dir: PathBuf,
+    /// The embedder the environment names (saved settings may name another).
+    pub embedder: EmbedderSettings,
+    /// The environment's server settings.
+    pub server: ServerSettings,
+    pub watch: bool,
+    pub root_mcp: bool,
+    pub max_file_bytes: u64,
+    pub takeover_every: Duration,
+    /// `RAGDOWN_TOKEN`; `None` only with `SECURE_LOCAL_NET=true` (checked by the caller).
+    pub token: Option<String>,
+    /// `HTTP_KEEP_ALIVE_TIMEOUT_MS` (0 = never close an idle connection).
+    pub keep_alive_ms: u64,
+    /// `RAGDOWN_ALLOWED_HOSTS` and `RAGDOWN_ALLOWED_ORIGINS`.
+    pub site: guard::SitePolicy,
+    /// `HTTP_BODY_TIMEOUT_MS`: how long a request body may take to arrive.
+    pub body_timeout: Duration,
+    /// Most connections open at once (`RAGDOWN_MAX_CONNECTIONS`, else from the descriptor
+    /// limit); past it the oldest connection is closed once its request is answered.
+    pub max_connections: usize,
+}
+
+/// What every handler reads.
+pub struct AppInner {
+    pub config: ServeConfig,
+    /// Set once the embedder has loaded and the folders are open.
+    folders: OnceLock<Arc<Folders>>,
+    /// The root endpoint's server (its hook memory outlives each stateless request).
+    root: OnceLock<Arc<root::RootHost>>,
+    /// Why loading failed, if it did.
+    load_error: Mutex<Option<String>>,
+    pub settings: SharedSettings,
+    pub saved: server_settings::SavedSettings,
+    /// The settings in effect (env with saved values over them).
+    pub tunables: Mutex<server_settings::Tunables>,
+    /// `PATCH /api/settings` changes one at a time.
+    pub settings_change: tokio::sync::Mutex<()>,
+    pub token_digest: Option<[u8; 32]>,
+    pub shutdown: CancellationToken,
+}
+
+#[derive(Clone)]
+pub struct AppState(pub Arc<AppInner>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppInner;
+    fn deref(&self) -> &AppInner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(config: ServeConfig) -> Self {
+        let saved = server_settings::SavedSettings::new(&config.docs_dir);
+        let env = server_settings::Tunables::from_env(
+            &config.embedder.name,
+            config.watch,
+            config.root_mcp,
+            &config.server,
+        );
+        let tunables = env.with_saved(&saved.read());
+        let mut server = config.server.clone();
+        tunables.apply_to(&mut server);
+        let token_digest = config.token.as_deref().map(auth::digest);
+        Self(Arc::new(AppInner {
+            folders: OnceLock::new(),
+            root: OnceLock::new(),
+            load_error: Mutex::new(None),
+            settings: Arc::new(std::sync::RwLock::new(server)),
+            saved,
+            tunables: Mutex::new(tunables),
+            settings_change: tokio::sync::Mutex::new(()),
+            token_digest,
+            shutdown: CancellationToken::new(),
+            config,
+        }))
+    }
+
+    /// The environment's tunables.
+    pub fn env_tunables(&self) -> server_settings::Tunables {
+        server_settings::Tunables::from_env(
+            &self.config.embedder.name,
+            self.config.watch,
+            self.config.root_mcp,
+            &self.config.server,
+        )
+    }
+
+    pub fn tunables(&self) -> server_settings::Tunables {
+        match self.tunables.lock() {
+            Ok(t) => t.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    /// The embedder settings for `name` (the environment's others kept).
+    pub fn embedder_settings(&self, name: &str) -> EmbedderSettings {
+        EmbedderSettings {
+            name: name.to_string(),
+            ..self.config.embedder.clone()
+        }
+    }
+
+    /// The folders, once the model has loaded; 503 before.
+    pub fn folders(&self) -> ApiResult<Arc<Folders>> {
+        if let Some(f) = self.folders.get() {
+            return Ok(f.clone());
+        }
+        let why = self.load_error.lock().ok().and_then(|e| e.clone());
+        Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            match why {
+                Some(e) => format!("the embedding model could not be loaded: {e}"),
+                None => "the embedding model is still loading: try again in a moment".into(),
+            },
+        ))
+    }
+
+    /// The folders, waiting up to `patience` for them while the model loads: an MCP client
+    /// that connects the moment the port answers gets its answer a little later rather than a
+    /// refusal (stdio's tool calls wait the same way). A load that failed answers at once.
+    pub async fn folders_within(&self, patience: Duration) -> ApiResult<Arc<Folders>> {
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            let failed = self.load_error.lock().map(|e| e.is_some()).unwrap_or(true);
+            if self.ready() || failed || tokio::time::Instant::now() >= deadline {
+                return self.folders();
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// The root endpoint's server, once the folders are open.
+    pub fn root_host(&self) -> Option<Arc<root::RootHost>> {
+        self.root.get().cloned()
+    }
+
+    pub fn ready(&self) -> bool {
+        self.folders.get().is_some()
+    }
+
+    /// Opens the folders with `embedder` (after the model loaded) and keeps watching the docs
+    /// dir for new ones.
+    pub fn start_folders(&self, embedder: Arc<dyn Embedder>) {
+        let tunables = self.tunables();
+        let folders = Arc::new(Folders::new(
+            self.config.docs_dir.clone(),
+            self.config.data_dir.clone(),
+            self.config.max_file_bytes,
+            self.config.takeover_every,
+            self.settings.clone(),
+            OpenWith {
+                embedder,
+                watch: tunables.watch,
+            },
+        ));
+        if let Err(e) = folders.refresh() {
+            tracing::error!("opening the folders: {e}");
+        }
+        let loose = folders.loose_files();
+        if !loose.is_empty() {
+            tracing::warn!(
+                "[ragdown] Markdown outside every folder is not indexed: {}",
+                loose.join(", ")
+            );
+        }
+        let _ = self
+            .root
+            .set(Arc::new(root::RootHost::new(folders.clone())));
+        let _ = self.folders.set(folders.clone());
+        // Folders are found as they appear: a cheap directory listing every second.
+        let weak = Arc::downgrade(&folders);
+        let shutdown = self.shutdown.clone();
+        std::thread::spawn(move || {
+            while !shutdown.is_cancelled() {
+                std::thread::sleep(Duration::from_secs(1));
+                let Some(folders) = weak.upgrade() else {
+                    return;
+                };
+                if let Err(e) = folders.refresh() {
+                    tracing::error!("{e}");
+                }
+            }
+        });
+    }
+
+    pub fn fail_loading(&self, why: String) {
+        tracing::error!("[ragdown] the embedding model could not be loaded: {why}");
+        if let Ok(mut e) = self.load_error.lock() {
+            *e = Some(why);
+        }
+    }
+
+    /// Closes every folder (at shutdown, after the last request finished).
+    pub fn close(&self) {
+        if let Some(f) = self.folders.get() {
+            f.close();
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! [`Index`]: one folder's index opened as its primary (writes, rebuilds when the model or a
+//! format version changed) or as a reader (follows the primary's generation), its snapshot,
+//! BM25 searcher, sync status and the embedder it was built with.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use ragdown_embed::Embedder;
+
+use crate::{
+    BM25_VERSION, DocumentRecord, IndexError, IndexSettings, Result, Snapshot, SyncProgress,
+    SyncStatus, TermFrequencies, bm25, data_dir, store, sync,
+};
+
+/// One folder's index.
+pub struct Index {
+    pub(crate) settings: IndexSettings,
+    pub(crate) embedder: Arc<dyn Embedder>,
+    pub(crate) store: Mutex<store::Store>,
+    pub(crate) bm25: bm25::Bm25,
+    pub(crate) snapshot: RwLock<Arc<Snapshot>>,
+    pub(crate) sync_lock: Mutex<()>,
+    /// Paths writers asked to index now, served inside a running sync (`sync.rs`).
+    pub(crate) urgent: sync::Urgent,
+    pub(crate) status: SyncStatus,
+    /// Chunks sent to the embedder since this index was opened (cache misses).
+    pub(crate) embedded_chunks: AtomicU64,
+    pub(crate) embedded_pieces: AtomicU64,
+    /// Why the index was rebuilt when opened, if it was.
+    pub(crate) rebuilt_because: Option<String>,
+    /// Whether this process writes the index (the primary) or only reads it.
+    pub(crate) writable: AtomicBool,
+    /// The records' generation the snapshot of a reader was loaded at.
+    pub(crate) loaded_generation: AtomicU64,
+}
+
+/// The meta values an index must carry to be read with `embedder`; any difference rebuilds.
+fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 5] {
+    [
+        ("embedder", embedder.id().to_string()),
+        ("dim", embedder.dim().to_string()),
+        (
+            "chunker_version",
+            ragdown_markdown::CHUNKER_VERSION.to_string(),
+        ),
+        ("store_version", store::STORE_VERSION.to_string()),
+        (
+            "pieces_version",
+            ragdown_markdown::pieces::PIECES_VERSION.to_string(),
+        ),
+    ]
+}
+
+/// The embedder id and dimension the index in `data_dir` was built with, read without writing
+/// anything; `None` when there is no readable index there.
+pub fn recorded_embedder(data_dir: &Path) -> Option<(String, usize)> {
+    store::recorded_embedder(&data_dir::records(data_dir))
+}
+
+fn open_store(data_dir: &Path) -> Result<store::Store> {
+    let path = data_dir::records(data_dir);
+    match store::Store::open(&path) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            tracing::warn!(
+                "rebuilding the index: {} could not be read as ragdown records ({e})",
+                path.display()
+            );
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            store::Store::open(&path)
+        }
+    }
+}
+
+impl Index {
+    /// Opens the index, rebuilding what does not match the embedder, chunker or layout, and
+    /// catching the BM25 index up with the records.
+    pub fn open(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        std::fs::create_dir_all(&settings.data_dir).map_err(|source| IndexError::Io {
+            path: settings.data_dir.clone(),
+            source,
+        })?;
+        let mut store = open_store(&settings.data_dir)?;
+        let expected = expected_meta(embedder.as_ref());
+        let mut rebuilt_because = None;
+        let mut same_embedder = true;
+        for (key, want) in &expected {
+            let have = store.meta(key)?;
+            if have.as_deref() != Some(want.as_str()) {
+                // Keys are checked embedder and dim first: a later mismatch means both held.
+                same_embedder = !matches!(*key, "embedder" | "dim");
+                rebuilt_because = Some(match have {
+                    None => "the index has no meta record".to_string(),
+                    Some(have) => format!("the {key} changed from {have} to {want}"),
+                });
+                break;
+            }
+        }
+        if let Some(reason) = &rebuilt_because {
+            if !store.documents()?.is_empty() {
+                tracing::warn!("rebuilding the index: {reason}");
+            }
+            // Cached vectors stay right under the same embedder: a new chunker or layout then
+            // embeds only texts it has not seen.
+            store.clear(same_embedder)?;
+            for (key, value) in &expected {
+                store.set_meta(key, value)?;
+            }
+        }
+        let bm25 = bm25::Bm25::open(&data_dir::bm25(&settings.data_dir))?;
+        let index = Self::assemble(settings, embedder, store, bm25, rebuilt_because, true)?;
+        index.catch_up_bm25()?;
+        Ok(index)
+    }
+
+    /// Opens the index as a reader: never rebuilds or writes, sees the primary's commits
+    /// through [`Index::refresh`], and fails when the records do not match this embedder.
+    pub fn open_reader(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        let store = store::Store::open(&data_dir::records(&settings.data_dir))?;
+        for (key, want) in expected_meta(embedder.as_ref()) {
+            let have = store.meta(key)?;
+            if have.as_deref() != Some(want.as_str()) {
+                return Err(IndexError::NeedsPrimary(format!(
+                    "its {key} is {} but this process uses {want}",
+                    have.as_deref().unwrap_or("unset")
+                )));
+            }
+        }
+        let bm25 = bm25::Bm25::open_reader(&data_dir::bm25(&settings.data_dir))?;
+        Self::assemble(settings, embedder, store, bm25, None, false)
+    }
+
+    /// Builds the index around opened records and BM25, loading the snapshot from the records.
+    pub(crate) fn assemble(
+        settings: IndexSettings,
+        embedder: Arc<dyn Embedder>,
+        store: store::Store,
+        bm25: bm25::Bm25,
+        rebuilt_because: Option<String>,
+        writable: bool,
+    ) -> Result<Self> {
+        let generation = store.generation()?;
+        let snapshot = Snapshot::load(embedder.dim(), store.documents()?, store.chunks(None)?);
+        Ok(Self {
+            settings,
+            embedder,
+            store: Mutex::new(store),
+            bm25,
+            snapshot: RwLock::new(Arc::new(snapshot)),
+            sync_lock: Mutex::new(()),
+            urgent: sync::Urgent::default(),
+            status: SyncStatus::default(),
+            embedded_chunks: AtomicU64::new(0),
+            embedded_pieces: AtomicU64::new(0),
+            rebuilt_because,
+            writable: AtomicBool::new(writable),
+            loaded_generation: AtomicU64::new(generation),
+        })
+    }
+
+    /// Whether this process writes the index.
+    pub fn is_writable(&self) -> bool {
+        self.writable.load(Ordering::Relaxed)
+    }
+
+    /// In a reader: picks up what the primary committed since the last look. Cheap when
+    /// nothing changed (one small query). Returns whether anything was reloaded.
+    pub fn refresh(&self) -> Result<bool> {
+        if self.is_writable() {
+            return Ok(false);
+        }
+        let store = self.store()?;
+        let generation = store.generation()?;
+        if generation == self.loaded_generation.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let snapshot = Snapshot::load(self.embedder.dim(), store.documents()?, store.chunks(None)?);
+        drop(store);
+        self.bm25.reload()?;
+        self.publish(Arc::new(snapshot));
+        self.loaded_generation.store(generation, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    /// Turns a reader into the primary (after it took the primary lock): it may now write.
+    pub fn promote(&self) -> Result<()> {
+        if self.is_writable() {
+            return Ok(());
+        }
+        self.refresh()?;
+        self.bm25.promote()?;
+        self.writable.store(true, Ordering::Relaxed);
+        self.catch_up_bm25()
+    }
+
+    pub fn settings(&self) -> &IndexSettings {
+        &self.settings
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    pub fn rebuilt_because(&self) -> Option<&str> {
+        self.rebuilt_because.as_deref()
+    }
+
+    /// The current read view. Cheap; never waits for a sync.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        match self.snapshot.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn status(&self) -> &SyncStatus {
+        &self.status
+    }
+
+    /// How far the running sync is, when one runs over changed files (a first index, a
+    /// rebuild, a batch of edits): searches meanwhile answer from what is done so far.
+    pub fn sync_progress(&self) -> Option<SyncProgress> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let s = &self.status;
+        let progress = SyncProgress {
+            files_done: s.files_done.load(Relaxed),
+            files_total: s.files_total.load(Relaxed),
+            sections_done: s.sections_done.load(Relaxed),
+            sections_total: s.sections_total.load(Relaxed),
+        };
+        (s.syncing.load(Relaxed) && progress.files_total > 0).then_some(progress)
+    }
+
+    /// Chunks embedded (cache misses) since the index was opened.
+    pub fn embedded_chunks(&self) -> u64 {
+        self.embedded_chunks.load(Ordering::Relaxed)
+    }
+
+    /// Pieces of chunks embedded (cache misses) since the index was opened.
+    pub fn embedded_pieces(&self) -> u64 {
+        self.embedded_pieces.load(Ordering::Relaxed)
+    }
+
+    /// BM25 top `limit` `(chunk id, score)` among documents `allowed` accepts.
+    pub fn bm25_search(
+        &self,
+        query: &str,
+        limit: usize,
+        allowed: Arc<dyn Fn(u64) -> bool + Send + Sync>,
+    ) -> Result<Vec<(i64, f32)>> {
+        self.bm25.search(query, limit, allowed)
+    }
+
+    /// How many chunks hold each analysed term of `query` (see [`TermFrequencies`]).
+    pub fn term_frequencies(&self, query: &str) -> Result<TermFrequencies> {
+        self.bm25.term_frequencies(query)
+    }
+
+    /// The distinct terms of `text` as BM25 analyses them.
+    pub fn term_set(&self, text: &str) -> std::collections::HashSet<String> {
+        self.bm25.term_set(text)
+    }
+
+    /// Drops every record, cached vector and BM25 entry, so the next sync re-embeds
+    /// everything (`ragdown_reindex {full: true}`).
+    pub fn reset(&self) -> Result<()> {
+        if !self.is_writable() {
+            return Err(IndexError::Reader);
+        }
+        let _one_at_a_time = self.sync_lock.lock().map_err(|_| IndexError::Poisoned)?;
+        let mut store = self.store()?;
+        store.clear(false)?;
+        self.bm25.clear()?;
+        self.bm25.commit(store.generation()?)?;
+        self.publish(Arc::new(Snapshot::new(self.embedder.dim())));
+        Ok(())
+    }
+
+    pub(crate) fn publish(&self, snapshot: Arc<Snapshot>) {
+        match self.snapshot.write() {
+            Ok(mut s) => *s = snapshot,
+            Err(poisoned) => *poisoned.into_inner() = snapshot,
+        }
+    }
+
+    pub(crate) fn store(&self) -> Result<std::sync::MutexGuard<'_, store::Store>> {
+        self.store.lock().map_err(|_| IndexError::Poisoned)
+    }
+
+    /// Brings the BM25 index level with the records: replays the journal when it is behind,
+    /// rebuilds it when its layout differs or it is ahead (foreign or restored data).
+    pub(crate) fn catch_up_bm25(&self) -> Result<()> {
+        let store = self.store()?;
+        let generation = store.generation()?;
+        let committed = self.bm25.committed();
+        let paths: Vec<String> = match committed {
+            Some((version, at)) if version == BM25_VERSION && at == generation => return Ok(()),
+            Some((version, at)) if version == BM25_VERSION && at < generation => {
+                store.journal_since(at)?
+            }
+            other => {
+                if other.is_some() || generation > 0 {
+                    tracing::info!("rebuilding the BM25 index from the records");
+                }
+                self.bm25.clear()?;
+                let snap = self.snapshot();
+                snap.documents().map(|d| d.path.clone()).collect()
+            }
+        };
+        let snap = self.snapshot();
+        for path in &paths {
+            self.bm25.remove_path(path)?;
+            if let Some(doc) = snap.document_by_path(path) {
+                self.add_bm25_document(&snap, doc)?;
+            }
+        }
+        self.bm25.commit(generation)?;
+        store.prune_journal(generation)?;
+        Ok(())
+    }
+
+    pub(crate) fn add_bm25_document(&self, snap: &Snapshot, doc: &DocumentRecord) -> Result<()> {
+        let chunks = snap.chunks_of(doc.id);
+        self.add_bm25(
+            doc,
+            chunks
+                .iter()
+                .map(|c| (c.id, c.breadcrumb.as_str(), c.text.as_str())),
+        )
+    }
+
+    /// Adds a document's chunks `(id, breadcrumb, text)` to the BM25 index: breadcrumb and
+    /// text in the body, title, aliases and tags in fields of their own.
+    pub(crate) fn add_bm25<'a>(
+        &self,
+        doc: &DocumentRecord,
+        chunks: impl Iterator<Item = (i64, &'a str, &'a str)>,
+    ) -> Result<()> {
+        let aliases = doc.aliases.join("\n");
+        let tags = doc.tags.join(" ");
+        for (chunk_id, breadcrumb, text) in chunks {
+            let body = format!("{breadcrumb}\n\n{text}");
+            self.bm25.add(&bm25::Bm25Chunk {
+                chunk_id,
+                document_id: doc.id,
+                path: &doc.path,
+                body: &body,
+                title: &doc.title,
+                aliases: &aliases,
+                tags: &tags,
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -16,7 +16,7 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, any, get};
 use ragdown_index::walk::is_skipped_name;
-use ragdown_server::answers::{FoundHit, Listed, Recall, best_first};
+use ragdown_server::answers::{FoundHit, Listed, Recall, Reindexed, best_first};
 use ragdown_server::args::ListArgs;
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::format::full_hash;
@@ -258,16 +258,10 @@ fn with_folder(folder: &str, rel: &str) -> String {
     format!("{folder}/{rel}")
 }
 
-fn sync_json(engine: &Engine) -> Value {
+/// What the folder's last sync did (`null` before its first), as a write answers it.
+fn last_sync(engine: &Engine) -> Option<Reindexed> {
     let last = engine.last_sync.lock().ok().and_then(|l| l.clone());
-    match last {
-        Some(l) => json!({
-            "added": l.report.added, "updated": l.report.updated, "removed": l.report.removed,
-            "unchanged": l.report.unchanged, "chunks": l.report.embedded,
-            "ms": l.report.elapsed.as_millis() as u64,
-        }),
-        None => Value::Null,
-    }
+    last.map(|l| Reindexed::from(&l.report))
 }
 
 fn url_segment(name: &str) -> String {
@@ -282,23 +276,40 @@ fn url_segment(name: &str) -> String {
         .collect()
 }
 
-fn folder_json(folder: &Folder) -> Value {
+/// A folder as `/api/folders` lists it.
+#[derive(serde::Serialize)]
+struct FolderShape {
+    name: String,
+    title: String,
+    mcp: bool,
+    /// The folder's own hook values (those it leaves out come from the server's).
+    hook: Value,
+    mcp_path: String,
+    files: usize,
+    chunks: usize,
+    role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    created_by: Option<String>,
+}
+
+fn folder_shape(folder: &Folder) -> FolderShape {
     let config = folder.config();
     let snap = folder.engine.index.snapshot();
-    let mut v = json!({
-        "name": folder.name,
-        "title": config.title_or(&folder.name),
-        "mcp": config.mcp,
-        "hook": config.hook_json(),
-        "mcp_path": format!("/mcp/{}", url_segment(&folder.name)),
-        "files": snap.document_count(),
-        "chunks": snap.chunk_count(),
-        "role": if folder.is_primary() { "primary" } else { "reader" },
-    });
-    if let Some(by) = &config.created_by {
-        v["created_by"] = json!(by);
+    FolderShape {
+        name: folder.name.clone(),
+        title: config.title_or(&folder.name).to_string(),
+        mcp: config.mcp,
+        hook: config.hook_json(),
+        mcp_path: format!("/mcp/{}", url_segment(&folder.name)),
+        files: snap.document_count(),
+        chunks: snap.chunk_count(),
+        role: if folder.is_primary() {
+            "primary"
+        } else {
+            "reader"
+        },
+        created_by: config.created_by.clone(),
     }
-    v
 }
 
 // ---------------------------------------------------------------- status, settings
@@ -448,7 +459,7 @@ async fn clear_query_log(State(state): State<AppState>) -> ApiResult<Response> {
 async fn list_folders(State(state): State<AppState>) -> ApiResult<Response> {
     let folders = state.folders()?;
     blocking(move || {
-        let list: Vec<Value> = folders.list().iter().map(|f| folder_json(f)).collect();
+        let list: Vec<FolderShape> = folders.list().iter().map(|f| folder_shape(f)).collect();
         Ok(
             axum::Json(json!({ "folders": list, "loose_files": folders.loose_files() }))
                 .into_response(),
@@ -478,7 +489,7 @@ async fn create_folder(State(state): State<AppState>, body: Bytes) -> ApiResult<
         let folder = folders.create(&name, &config)?;
         Ok((
             StatusCode::CREATED,
-            axum::Json(json!({ "folder": folder_json(&folder) })),
+            axum::Json(json!({ "folder": folder_shape(&folder) })),
         )
             .into_response())
     })
@@ -508,7 +519,7 @@ async fn patch_folder(
         if let Some(to) = rename {
             folder = folders.rename(&name, &to)?;
         }
-        Ok(axum::Json(json!({ "folder": folder_json(&folder) })).into_response())
+        Ok(axum::Json(json!({ "folder": folder_shape(&folder) })).into_response())
     })
     .await
 }
@@ -717,7 +728,7 @@ async fn write_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Resp
                 "path": with_folder(&folder.name, &rel),
                 "created": created,
                 "hash": full_hash(text.as_bytes()),
-                "sync": sync_json(&folder.engine),
+                "sync": last_sync(&folder.engine),
             })),
         )
             .into_response())
@@ -742,7 +753,7 @@ async fn delete_doc(
         documents::delete(&folder.engine, &rel, false, None)?;
         Ok(axum::Json(json!({
             "path": with_folder(&folder.name, &rel),
-            "sync": sync_json(&folder.engine),
+            "sync": last_sync(&folder.engine),
         }))
         .into_response())
     })
@@ -882,7 +893,7 @@ async fn move_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Respo
             "from": prefix(&moved.from),
             "to": prefix(&moved.to),
             "updated": moved.updated.iter().map(prefix).collect::<Vec<_>>(),
-            "sync": sync_json(&folder.engine),
+            "sync": last_sync(&folder.engine),
         }))
         .into_response())
     })

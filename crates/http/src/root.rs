@@ -15,10 +15,11 @@ use ragdown_server::answers::{
     AllStats, Answer, FolderCreated, FolderEntry, FolderList, FoundHit, Listed, Listing, Recall,
     Reindexed, best_first,
 };
+use ragdown_server::args::RecallArgs;
 use ragdown_server::context::{ContextArgs, ContextSource, Sessions, context_from};
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::mcp::ToolHost;
-use ragdown_server::tools::{self, Definition, READ, RecallArgs, Scope, ToolKind};
+use ragdown_server::tools::{self, ADDS, Definition, READ, Scope};
 use ragdown_server::{HookSettings, ToolError, format};
 use serde_json::{Value, json};
 
@@ -321,11 +322,7 @@ impl ToolHost for RootHost {
                 "required": ["name"]
             }))
             .unwrap_or_default(),
-            kind: ToolKind {
-                write: true,
-                destructive: false,
-                idempotent: false,
-            },
+            kind: ADDS,
             scope: Scope::Server,
         });
         defs.retain(|d| tools::enabled_by(&settings, d));

@@ -1,13 +1,18 @@
-//! The thirteen tools: names, descriptions, argument schemas, annotations, which are write
-//! tools, and dispatch from a tool name and JSON arguments to the engine. Transport-free: the
-//! MCP adapter lists [`definitions`] and calls [`call`].
+//! The table of the thirteen tools — name, description, argument schema (from [`crate::args`]),
+//! annotations, whether each writes and its scope — and dispatch from a tool name and JSON
+//! arguments to the engine: [`run`] gives the typed answer, [`call`] its MCP text.
+//! Transport-free: the MCP adapters list [`definitions`] and call [`call`] or [`run`].
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::answers::{Answer, FoundHit, Recall, RecallView, Reindexed};
-pub use crate::args::*;
+use crate::args::{
+    DeleteArgs, EditArgs, IngestArgs, ListArgs, MoveArgs, PathArgs, ReadArgs, RecallArgs,
+    RecallFormat, ReindexArgs, RememberArgs, StatsArgs, WriteArgs,
+};
+use crate::context::ContextArgs;
 use crate::documents;
 use crate::{Engine, ToolError, format, paths};
 
@@ -48,10 +53,30 @@ fn schema<T: JsonSchema>() -> serde_json::Map<String, Value> {
     }
 }
 
+/// Reads only.
 pub const READ: ToolKind = ToolKind {
     write: false,
     destructive: false,
     idempotent: true,
+};
+/// Writes what was there before (a rewrite, an edit, a delete): destructive, and not to be
+/// repeated blindly.
+pub const REPLACES: ToolKind = ToolKind {
+    write: true,
+    destructive: true,
+    idempotent: false,
+};
+/// Writes, and the same call again changes nothing more (an ingest of one source, a reindex).
+pub const SAME_AGAIN: ToolKind = ToolKind {
+    write: true,
+    destructive: false,
+    idempotent: true,
+};
+/// Writes something new (a note, a moved path, a folder), never over anything.
+pub const ADDS: ToolKind = ToolKind {
+    write: true,
+    destructive: false,
+    idempotent: false,
 };
 
 /// Every tool, in name order: the table, built once (schemas are generated from the argument
@@ -86,33 +111,21 @@ fn table() -> Vec<Definition> {
             name: "ragdown_delete",
             description: "Delete a document, or a subfolder with recursive: true. Permanent: no trash, no undo; links to it are left dangling, so call ragdown_backlinks first. For an outdated document prefer ragdown_remember with supersedes. base_hash deletes only the version you read.",
             schema: schema::<DeleteArgs>(),
-            kind: ToolKind {
-                write: true,
-                destructive: true,
-                idempotent: false,
-            },
+            kind: REPLACES,
             scope: Scope::Document,
         },
         Definition {
             name: "ragdown_edit",
             description: "Change part of a document without sending the rest: each edit swaps one exact passage (old_text must match character for character, and once unless replace_all). Edits apply in order, all or nothing; an empty new_text deletes. A miss is answered with the nearest passage the document has.",
             schema: schema::<EditArgs>(),
-            kind: ToolKind {
-                write: true,
-                destructive: true,
-                idempotent: false,
-            },
+            kind: REPLACES,
             scope: Scope::Document,
         },
         Definition {
             name: "ragdown_ingest",
             description: "Keep content the client fetched (a web page's HTML, text, Markdown) as a searchable document under ingested/, converted to Markdown with its source in the frontmatter. The same source again replaces it. Use it for pages worth finding later; use ragdown_remember for your own notes.",
             schema: schema::<IngestArgs>(),
-            kind: ToolKind {
-                write: true,
-                destructive: false,
-                idempotent: true,
-            },
+            kind: SAME_AGAIN,
             scope: Scope::Document,
         },
         Definition {
@@ -126,11 +139,7 @@ fn table() -> Vec<Definition> {
             name: "ragdown_move",
             description: "Rename or move a document or subfolder within the folder, rewriting every wikilink and relative link that pointed at it. Never overwrites. to is the whole new path, name included; missing folders are created. Use it instead of write + delete.",
             schema: schema::<MoveArgs>(),
-            kind: ToolKind {
-                write: true,
-                destructive: false,
-                idempotent: false,
-            },
+            kind: ADDS,
             scope: Scope::Document,
         },
         Definition {
@@ -151,22 +160,14 @@ fn table() -> Vec<Definition> {
             name: "ragdown_reindex",
             description: "Bring the index up to date now (changes are normally picked up on their own); use after bulk edits made while no server ran. full re-embeds everything. Returns the sync report as JSON.",
             schema: schema::<ReindexArgs>(),
-            kind: ToolKind {
-                write: true,
-                destructive: false,
-                idempotent: true,
-            },
+            kind: SAME_AGAIN,
             scope: Scope::Server,
         },
         Definition {
             name: "ragdown_remember",
             description: "Save something worth keeping (a decision, a fix, a how-to) as a new document, indexed at once; never overwrites. Pass supersedes with the paths of documents it replaces when a fact changed (not merely when writing about the same topic).",
             schema: schema::<RememberArgs>(),
-            kind: ToolKind {
-                write: true,
-                destructive: false,
-                idempotent: false,
-            },
+            kind: ADDS,
             scope: Scope::Document,
         },
         Definition {
@@ -180,11 +181,7 @@ fn table() -> Vec<Definition> {
             name: "ragdown_write",
             description: "Rewrite or append to a document, or create one at a chosen path. Prefer ragdown_edit for partial changes. Replacing needs the base_hash from ragdown_read_doc; if the file changed since, nothing is written. Created documents get created_by: ragdown_write.",
             schema: schema::<WriteArgs>(),
-            kind: ToolKind {
-                write: true,
-                destructive: true,
-                idempotent: false,
-            },
+            kind: REPLACES,
             scope: Scope::Document,
         },
     ]

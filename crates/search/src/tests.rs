@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use ragdown_embed::dot;
 use ragdown_embed::hash::HashEmbedder;
 use ragdown_index::{Index, IndexSettings};
 

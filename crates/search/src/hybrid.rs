@@ -1,0 +1,425 @@
+//! [`search`] itself: the filters' allowed documents, the dense and BM25 pools, ranking the
+//! sections of named documents, fusion (RRF, or normalised scores for identifiers), the
+//! re-scoring of the best candidates, supersedes, the per-document cap and link following.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ragdown_embed::dot;
+use ragdown_index::{Index, Snapshot};
+
+use crate::{
+    Hit, IDENTIFIER_BM25_WEIGHT, LINKED_SECTIONS, MAX_NAMED_DOCUMENTS, Mode, PIECE_WEIGHT,
+    RERANK_CLOSENESS_WEIGHT, RERANK_COVERAGE_WEIGHT, RERANK_DEPTH, RRF_K, SECTION_WEIGHT,
+    SearchError, SearchOptions, Source, WrittenBy, evidence, named, route,
+};
+
+/// The documents a search may return, as a lookup by document id.
+fn allowed_documents(snap: &Snapshot, opts: &SearchOptions) -> Arc<Vec<bool>> {
+    let mut allowed = vec![false; snap.max_document_id() as usize + 1];
+    let prefix = opts
+        .path_prefix
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("{}/", p.trim_end_matches('/')));
+    for doc in snap.documents() {
+        let ok = prefix
+            .as_ref()
+            .is_none_or(|p| doc.path.starts_with(p.as_str()))
+            && opts
+                .tag
+                .as_ref()
+                .is_none_or(|t| ragdown_markdown::tags::matches(&doc.tags, t))
+            && match opts.written_by {
+                None => true,
+                Some(WrittenBy::Agent) => doc.created_by.is_some(),
+                Some(WrittenBy::User) => doc.created_by.is_none(),
+            }
+            && !snap.superseded().contains(&doc.path);
+        if ok {
+            allowed[doc.id as usize] = true;
+        }
+    }
+    Arc::new(allowed)
+}
+
+/// Top `n` `(chunk id, cosine)` over the allowed documents.
+fn dense_pool(snap: &Snapshot, query: &[f32], allowed: &[bool], n: usize) -> Vec<(i64, f32)> {
+    let mut scored: Vec<(i64, f32)> = snap
+        .chunks()
+        .filter(|(c, _)| {
+            allowed
+                .get(c.document_id as usize)
+                .copied()
+                .unwrap_or(false)
+        })
+        .map(|(c, v)| (c.id, dot(query, v)))
+        .collect();
+    let by_score = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scored.len() > n {
+        scored.select_nth_unstable_by(n, by_score);
+        scored.truncate(n);
+    }
+    scored.sort_by(by_score);
+    scored
+}
+
+/// How close a section is to a query: its own cosine, or its best piece's at
+/// [`PIECE_WEIGHT`], whichever is higher.
+fn section_similarity(snap: &Snapshot, id: i64, vector: &[f32], query: &[f32]) -> f32 {
+    snap.pieces(id)
+        .map(|piece| PIECE_WEIGHT * dot(query, piece))
+        .fold(dot(query, vector), f32::max)
+}
+
+/// The sections of the named `documents` and of the documents their best sections link to,
+/// best first, by cosine to the query without the names. A runbook that says "credentials are
+/// rotated by [[vault]]" hands the question to the vault's section on rotation.
+fn rank_sections(
+    snap: &Snapshot,
+    documents: &[i64],
+    rest_vector: &[f32],
+    allowed: &[bool],
+) -> Vec<i64> {
+    let score = |doc: i64| -> Vec<(i64, f32)> {
+        snap.chunks_of(doc)
+            .into_iter()
+            .filter_map(|c| {
+                snap.chunk(c.id)
+                    .map(|(c, v)| (c.id, section_similarity(snap, c.id, v, rest_vector)))
+            })
+            .collect()
+    };
+    let by_cosine = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let mut sections: Vec<(i64, f32)> = documents.iter().flat_map(|d| score(*d)).collect();
+    sections.sort_by(by_cosine);
+    let mut linked: Vec<i64> = Vec::new();
+    for &(best, _) in sections.iter().take(LINKED_SECTIONS) {
+        let Some((chunk, _)) = snap.chunk(best) else {
+            continue;
+        };
+        let Some(doc) = snap.document(chunk.document_id) else {
+            continue;
+        };
+        let own_links = doc
+            .links
+            .iter()
+            .filter(|l| l.line >= chunk.line_start && l.line <= chunk.line_end);
+        for link in own_links {
+            if let Some(target) = snap.resolve(&link.target, Some(&doc.path))
+                && !documents.contains(&target.id)
+                && !linked.contains(&target.id)
+                && allowed.get(target.id as usize).copied().unwrap_or(false)
+            {
+                linked.push(target.id);
+            }
+        }
+    }
+    if !linked.is_empty() {
+        sections.extend(linked.iter().flat_map(|d| score(*d)));
+        sections.sort_by(by_cosine);
+    }
+    sections.into_iter().map(|(id, _)| id).collect()
+}
+
+struct Candidate {
+    similarity: f32,
+    score: f32,
+    sources: Vec<Source>,
+}
+
+/// Runs a search. Never waits for a sync: it reads the snapshot published last.
+pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>, SearchError> {
+    let query = query.trim();
+    if query.is_empty() || opts.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let snap = index.snapshot();
+    let allowed = allowed_documents(&snap, opts);
+    let pool = (opts.limit * 4).max(20);
+    // With the model not loaded, BM25 alone answers (hits then carry no similarity).
+    let keyword_only = index.embedder().unavailable().is_some();
+    let mode = if keyword_only {
+        Mode::Lexical
+    } else {
+        opts.mode
+    };
+    let routed = mode == Mode::Hybrid && route::names_identifier(query);
+    let named = if mode == Mode::Hybrid {
+        named::named_documents(&snap, query, &allowed)
+    } else {
+        named::Named::default()
+    };
+    let rank_named_sections = !routed
+        && !named.documents.is_empty()
+        && named.documents.len() <= MAX_NAMED_DOCUMENTS
+        && !named.rest.is_empty();
+    // One forward pass for the query and, when needed, the query without the names.
+    let (query_vector, rest_vector) = if keyword_only {
+        (vec![0.0; index.embedder().dim()], None)
+    } else if rank_named_sections {
+        let mut vectors = index
+            .embedder()
+            .embed(&[query, &named.rest], ragdown_embed::TextKind::Query)?;
+        let rest = vectors.pop();
+        (vectors.pop().unwrap_or_default(), rest)
+    } else {
+        (index.embedder().embed_query(query)?, None)
+    };
+
+    let dense = if mode == Mode::Lexical {
+        Vec::new()
+    } else {
+        dense_pool(&snap, &query_vector, &allowed, pool)
+    };
+    let has_words = query.chars().any(char::is_alphanumeric);
+    let lexical: Vec<(i64, f32)> = if mode == Mode::Dense || !has_words {
+        Vec::new()
+    } else {
+        let filter = allowed.clone();
+        let accept = move |id: u64| filter.get(id as usize).copied().unwrap_or(false);
+        index
+            .bm25_search(query, pool, Arc::new(accept))?
+            .into_iter()
+            // BM25 may still hold chunks a newer snapshot dropped.
+            .filter(|(id, _)| snap.chunk(*id).is_some())
+            .collect()
+    };
+
+    let mut candidates: HashMap<i64, Candidate> = HashMap::new();
+    let cosine = |id: i64| snap.chunk(id).map_or(0.0, |(_, v)| dot(&query_vector, v));
+    let mut add = |id: i64, score: f32, source: Source, similarity: f32| {
+        let c = candidates.entry(id).or_insert(Candidate {
+            similarity,
+            score: 0.0,
+            sources: Vec::new(),
+        });
+        c.score += score;
+        c.sources.push(source);
+    };
+    if routed {
+        let normalise = |list: &[(i64, f32)]| -> Vec<(i64, f32)> {
+            let max = list.iter().map(|x| x.1).fold(f32::MIN, f32::max);
+            let min = list.iter().map(|x| x.1).fold(f32::MAX, f32::min);
+            let span = (max - min).max(1e-9);
+            list.iter().map(|(id, s)| (*id, (s - min) / span)).collect()
+        };
+        for (id, s) in normalise(&dense) {
+            add(
+                id,
+                (1.0 - IDENTIFIER_BM25_WEIGHT) * s,
+                Source::Dense,
+                cosine(id),
+            );
+        }
+        for (id, s) in normalise(&lexical) {
+            add(id, IDENTIFIER_BM25_WEIGHT * s, Source::Lexical, cosine(id));
+        }
+    } else {
+        for (rank, (id, sim)) in dense.iter().enumerate() {
+            add(*id, 1.0 / (RRF_K + rank as f32 + 1.0), Source::Dense, *sim);
+        }
+        for (rank, (id, _)) in lexical.iter().enumerate() {
+            add(
+                *id,
+                1.0 / (RRF_K + rank as f32 + 1.0),
+                Source::Lexical,
+                cosine(*id),
+            );
+        }
+    }
+    if mode == Mode::Hybrid {
+        // A named alias is one rank-1 share for the document's chunks already in the pools.
+        let share = if routed { 1.0 } else { 1.0 / (RRF_K + 1.0) };
+        if !named.by_alias.is_empty() {
+            for (id, c) in candidates.iter_mut() {
+                if snap
+                    .chunk(*id)
+                    .is_some_and(|(chunk, _)| named.by_alias.contains(&chunk.document_id))
+                {
+                    c.score += share;
+                }
+            }
+        }
+        if let Some(rest_vector) = &rest_vector {
+            let sections = rank_sections(&snap, &named.documents, rest_vector, &allowed);
+            for (rank, id) in sections.into_iter().take(pool).enumerate() {
+                let similarity = cosine(id);
+                let c = candidates.entry(id).or_insert(Candidate {
+                    similarity,
+                    score: 0.0,
+                    sources: Vec::new(),
+                });
+                c.score += SECTION_WEIGHT / (RRF_K + rank as f32 + 1.0);
+                c.sources.push(Source::Section);
+            }
+        }
+    }
+
+    let mut ranked: Vec<(i64, Candidate)> = candidates.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
+    let terms = evidence::QueryTerms::read(index, query);
+    if mode == Mode::Hybrid && !keyword_only {
+        let closeness_vector = rest_vector.as_deref().unwrap_or(&query_vector);
+        rerank(index, &snap, &terms, closeness_vector, &mut ranked);
+    }
+    let mut per_document: HashMap<i64, usize> = HashMap::new();
+    let mut hits: Vec<Hit> = Vec::with_capacity(opts.limit);
+    for (id, c) in ranked {
+        if hits.len() >= opts.limit {
+            break;
+        }
+        let Some((chunk, _)) = snap.chunk(id) else {
+            continue;
+        };
+        let count = per_document.entry(chunk.document_id).or_default();
+        if opts.max_per_document > 0 && *count >= opts.max_per_document {
+            continue;
+        }
+        *count += 1;
+        let Some(document) = snap.document(chunk.document_id) else {
+            continue;
+        };
+        hits.push(Hit {
+            chunk_id: id,
+            document: document.clone(),
+            heading: chunk.heading.clone(),
+            breadcrumb: chunk.breadcrumb.clone(),
+            text: chunk.text.clone(),
+            line_start: chunk.line_start,
+            line_end: chunk.line_end,
+            similarity: c.similarity,
+            score: c.score,
+            coverage: 0.0,
+            sources: c.sources,
+        });
+    }
+    if opts.follow_links > 0 {
+        hits = follow_links(&snap, &query_vector, &allowed, hits, opts);
+    }
+    for hit in &mut hits {
+        let held = index.term_set(&format!(
+            "{}\n{}\n{}\n{}",
+            hit.document.title,
+            hit.document.aliases.join("\n"),
+            hit.breadcrumb,
+            hit.text
+        ));
+        hit.coverage = terms.coverage(&held);
+    }
+    Ok(hits)
+}
+
+/// Re-scores the best fused candidates with what fusion sees only as ranks: each section's
+/// closeness to the query (its cosine, best piece included, against the best candidate's —
+/// with the rest of the query when it names documents, since the names already chose those)
+/// and how much of the query's term weight its headings and text hold ([`evidence`]).
+/// Fusion keeps the rank order of each retriever but drops how far apart the scores are: a
+/// section far closer than the next, or holding every rare term of the query, is worth more
+/// than one rank share. The fused score, normalised by the best one, stays the main term.
+fn rerank(
+    index: &Index,
+    snap: &Snapshot,
+    terms: &evidence::QueryTerms,
+    closeness_vector: &[f32],
+    ranked: &mut [(i64, Candidate)],
+) {
+    let depth = RERANK_DEPTH.min(ranked.len());
+    if depth < 2 {
+        return;
+    }
+    let top = ranked[0].1.score.max(f32::EPSILON);
+    // (fused share of the best, closeness, coverage) for each of the best `depth`.
+    let features: Vec<(f32, f32, f32)> = ranked[..depth]
+        .iter()
+        .map(|(id, c)| match snap.chunk(*id) {
+            Some((chunk, vector)) => (
+                c.score / top,
+                section_similarity(snap, *id, vector, closeness_vector),
+                terms.coverage(&index.term_set(&format!("{}\n{}", chunk.breadcrumb, chunk.text))),
+            ),
+            None => (c.score / top, f32::MIN, 0.0),
+        })
+        .collect();
+    let best_closeness = features.iter().map(|f| f.1).fold(f32::MIN, f32::max);
+    for ((_, c), (fused, closeness, coverage)) in ranked[..depth].iter_mut().zip(features) {
+        let closeness = if closeness == f32::MIN {
+            -1.0
+        } else {
+            closeness - best_closeness
+        };
+        c.score =
+            top * (fused + RERANK_CLOSENESS_WEIGHT * closeness + RERANK_COVERAGE_WEIGHT * coverage);
+    }
+    ranked[..depth].sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
+}
+
+/// Places, right after each of the best `opts.follow_links` hits, the two sections closest to
+/// the query (by [`section_similarity`]) of every document its own section links to (within
+/// the filters), with the hit's score and their own cosine. The list keeps `opts.limit` hits.
+fn follow_links(
+    snap: &Snapshot,
+    query_vector: &[f32],
+    allowed: &[bool],
+    hits: Vec<Hit>,
+    opts: &SearchOptions,
+) -> Vec<Hit> {
+    let mut out: Vec<Hit> = Vec::with_capacity(hits.len());
+    let mut seen: std::collections::HashSet<i64> = hits.iter().map(|h| h.chunk_id).collect();
+    for (rank, hit) in hits.into_iter().enumerate() {
+        let mut followed = Vec::new();
+        if rank < opts.follow_links {
+            for link in hit
+                .document
+                .links
+                .iter()
+                .filter(|l| l.kind != "markdown" || l.target.ends_with(".md"))
+            {
+                if link.line < hit.line_start || link.line > hit.line_end {
+                    continue;
+                }
+                let Some(target) = snap.resolve(&link.target, Some(&hit.document.path)) else {
+                    continue;
+                };
+                if target.id == hit.document.id
+                    || !allowed.get(target.id as usize).copied().unwrap_or(false)
+                {
+                    continue;
+                }
+                // (closeness for ranking, cosine for the hit, chunk)
+                let mut sections: Vec<(f32, f32, &ragdown_index::ChunkRecord)> = snap
+                    .chunks_of(target.id)
+                    .into_iter()
+                    .filter_map(|c| {
+                        snap.chunk(c.id).map(|(c, v)| {
+                            let closeness = section_similarity(snap, c.id, v, query_vector);
+                            (closeness, dot(query_vector, v), c)
+                        })
+                    })
+                    .collect();
+                sections.sort_by(|a, b| b.0.total_cmp(&a.0));
+                for (_, similarity, chunk) in sections.into_iter().take(2) {
+                    if seen.insert(chunk.id) {
+                        followed.push(Hit {
+                            chunk_id: chunk.id,
+                            document: target.clone(),
+                            heading: chunk.heading.clone(),
+                            breadcrumb: chunk.breadcrumb.clone(),
+                            text: chunk.text.clone(),
+                            line_start: chunk.line_start,
+                            line_end: chunk.line_end,
+                            similarity,
+                            score: hit.score,
+                            coverage: 0.0,
+                            sources: vec![Source::Link],
+                        });
+                    }
+                }
+            }
+        }
+        out.push(hit);
+        out.extend(followed);
+    }
+    out.truncate(opts.limit);
+    out
+}

@@ -314,6 +314,32 @@ fn folder_shape(folder: &Folder) -> FolderShape {
 
 // ---------------------------------------------------------------- status, settings
 
+/// `GET /api/status`: who answers, whether it is ready, its settings, and (once the folders
+/// are open) what they hold.
+#[derive(serde::Serialize)]
+struct StatusShape {
+    name: &'static str,
+    version: &'static str,
+    ready: bool,
+    auth_required: bool,
+    read_only: bool,
+    settings: Value,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    index: Option<IndexSummary>,
+}
+
+/// Every folder's index at once.
+#[derive(serde::Serialize)]
+struct IndexSummary {
+    folders: usize,
+    files: usize,
+    chunks: usize,
+    syncing: bool,
+    embedder: Option<String>,
+    search: Option<String>,
+    role: &'static str,
+}
+
 async fn status(State(state): State<AppState>) -> Response {
     let env = state.env_tunables();
     let effective = state.tunables();
@@ -331,47 +357,48 @@ async fn status(State(state): State<AppState>) -> Response {
     settings["saved"] = Value::Object(saved);
     settings["env"] = env.to_json();
     settings["embedders"] = Value::Object(embedders);
-    let mut body = json!({
-        "name": "ragdown",
-        "version": env!("CARGO_PKG_VERSION"),
-        "ready": state.ready(),
-        "auth_required": state.token_digest.is_some(),
-        "read_only": state.config.server.read_only,
-        "settings": settings,
-    });
+    let mut body = StatusShape {
+        name: "ragdown",
+        version: env!("CARGO_PKG_VERSION"),
+        ready: state.ready(),
+        auth_required: state.token_digest.is_some(),
+        read_only: state.config.server.read_only,
+        settings,
+        index: None,
+    };
     if let Ok(folders) = state.folders() {
         let list = blocking(move || Ok(folders.list()))
             .await
             .unwrap_or_default();
-        let (mut files, mut chunks, mut syncing) = (0, 0, false);
+        let mut index = IndexSummary {
+            folders: list.len(),
+            files: 0,
+            chunks: 0,
+            syncing: false,
+            embedder: list
+                .first()
+                .map(|f| f.engine.index.embedder().id().to_string()),
+            search: list
+                .first()
+                .map(|f| documents::search_kind(f.engine.index.embedder().as_ref())),
+            role: if list.iter().all(|f| f.is_primary()) {
+                "primary"
+            } else {
+                "reader"
+            },
+        };
         for f in &list {
             let snap = f.engine.index.snapshot();
-            files += snap.document_count();
-            chunks += snap.chunk_count();
-            syncing |= f
+            index.files += snap.document_count();
+            index.chunks += snap.chunk_count();
+            index.syncing |= f
                 .engine
                 .index
                 .status()
                 .syncing
                 .load(std::sync::atomic::Ordering::Relaxed);
         }
-        body["folders"] = json!(list.len());
-        body["files"] = json!(files);
-        body["chunks"] = json!(chunks);
-        body["syncing"] = json!(syncing);
-        body["embedder"] = json!(
-            list.first()
-                .map(|f| f.engine.index.embedder().id().to_string())
-        );
-        body["search"] = json!(
-            list.first()
-                .map(|f| documents::search_kind(f.engine.index.embedder().as_ref()))
-        );
-        body["role"] = json!(if list.iter().all(|f| f.is_primary()) {
-            "primary"
-        } else {
-            "reader"
-        });
+        body.index = Some(index);
     }
     axum::Json(body).into_response()
 }

@@ -486,6 +486,13 @@ async fn remember_writes_provenance_and_never_overwrites() {
         listed.starts_with("documents: 2\nnotes/kafka-2.md — Kafka retention"),
         "{listed}"
     );
+    // The listing says what supersedes a document, as read_doc does.
+    let all = s.ok("ragdown_list", json!({})).await;
+    assert!(
+        all.lines()
+            .any(|l| l.starts_with("old.md — ") && l.ends_with(", superseded by notes/kafka.md)")),
+        "{all}"
+    );
 }
 
 #[tokio::test]

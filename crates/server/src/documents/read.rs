@@ -2,6 +2,7 @@
 //! alias), the documents linking to one, listings and a folder's statistics. Answers are plain
 //! data ([`crate::answers`]); nothing here formats text or writes a file.
 
+use std::collections::HashMap;
 use std::fs;
 use std::sync::Arc;
 
@@ -26,6 +27,23 @@ pub fn superseded_by(engine: &Engine, path: &str) -> Vec<String> {
         .map(|d| engine.unscoped(&d.path).unwrap_or(&d.path).to_string())
         .collect();
     by.sort();
+    by
+}
+
+/// Every superseded path (folder-relative) with the documents that supersede it, as
+/// [`superseded_by`] gives them for one path.
+fn superseders(engine: &Engine, snap: &Snapshot) -> HashMap<String, Vec<String>> {
+    let mut by: HashMap<String, Vec<String>> = HashMap::new();
+    for d in snap.documents() {
+        let shown = engine.unscoped(&d.path).unwrap_or(&d.path);
+        for old in &d.supersedes {
+            by.entry(old.clone()).or_default().push(shown.to_string());
+        }
+    }
+    for list in by.values_mut() {
+        list.sort();
+        list.dedup();
+    }
     by
 }
 
@@ -271,16 +289,31 @@ pub fn list(engine: &Engine, args: &ListArgs) -> Result<Listing, ToolError> {
         docs.sort_by(|a, b| a.path.cmp(&b.path));
     }
     let total = docs.len();
+    // Who supersedes whom, read once for the whole listing rather than once per document.
+    let mut superseders = superseders(engine, &snap);
     let documents = docs
         .into_iter()
         .take(args.limit.map_or(usize::MAX, |l| l.max(1)))
-        .map(|d| listed(engine, &snap, d))
+        .map(|d| {
+            let by = superseders.remove(&d.path).unwrap_or_default();
+            listed_as(engine, &snap, d, by)
+        })
         .collect();
     Ok(Listing { total, documents })
 }
 
 /// One indexed document as listings show it (paths as this endpoint names them).
 pub fn listed(engine: &Engine, snap: &Snapshot, d: &DocumentRecord) -> Listed {
+    listed_as(engine, snap, d, superseded_by(engine, &d.path))
+}
+
+/// [`listed`] with the documents superseding it already known.
+fn listed_as(
+    engine: &Engine,
+    snap: &Snapshot,
+    d: &DocumentRecord,
+    superseded_by: Vec<String>,
+) -> Listed {
     Listed {
         folder: None,
         path: engine.unscoped(&d.path).unwrap_or(&d.path).to_string(),
@@ -290,7 +323,7 @@ pub fn listed(engine: &Engine, snap: &Snapshot, d: &DocumentRecord) -> Listed {
         aliases: d.aliases.clone(),
         created_by: d.created_by.clone(),
         session: d.session.clone(),
-        superseded_by: superseded_by(engine, &d.path),
+        superseded_by,
         mtime_ns: d.mtime_ns,
         size: d.size,
         chunks: snap.chunks_of(d.id).len(),

@@ -24,6 +24,7 @@ use ragdown_server::{Engine, ToolError, documents, paths};
 use serde_json::{Map, Value, json};
 
 use crate::folders::{Folder, Folders, OpenWith};
+use crate::server_settings::{self, ServerPatch, SettingsShape};
 use crate::{ApiError, ApiResult, AppState, auth, mcp_routes};
 
 /// Largest JSON body, and largest upload or move body.
@@ -283,7 +284,7 @@ struct FolderShape {
     title: String,
     mcp: bool,
     /// The folder's own hook values (those it leaves out come from the server's).
-    hook: Value,
+    hook: ragdown_server::hook_patch::HookPatch,
     mcp_path: String,
     files: usize,
     chunks: usize,
@@ -299,7 +300,7 @@ fn folder_shape(folder: &Folder) -> FolderShape {
         name: folder.name.clone(),
         title: config.title_or(&folder.name).to_string(),
         mcp: config.mcp,
-        hook: config.hook_json(),
+        hook: config.hook.clone(),
         mcp_path: format!("/mcp/{}", url_segment(&folder.name)),
         files: snap.document_count(),
         chunks: snap.chunk_count(),
@@ -323,7 +324,7 @@ struct StatusShape {
     ready: bool,
     auth_required: bool,
     read_only: bool,
-    settings: Value,
+    settings: SettingsShape,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     index: Option<IndexSummary>,
 }
@@ -341,22 +342,13 @@ struct IndexSummary {
 }
 
 async fn status(State(state): State<AppState>) -> Response {
-    let env = state.env_tunables();
-    let effective = state.tunables();
     let saved = state.saved.read();
-    let embedders: Map<String, Value> = ragdown_embed::preset::presets()
-        .into_iter()
-        .map(|p| {
-            (
-                p.name.clone(),
-                json!({ "min_score": crate::server_settings::round(p.min_score) }),
-            )
-        })
-        .collect();
-    let mut settings = effective.to_json();
-    settings["saved"] = Value::Object(saved);
-    settings["env"] = env.to_json();
-    settings["embedders"] = Value::Object(embedders);
+    let settings = SettingsShape {
+        effective: state.tunables(),
+        saved,
+        env: Some(state.env_tunables()),
+        embedders: Some(server_settings::embedder_floors()),
+    };
     let mut body = StatusShape {
         name: "ragdown",
         version: env!("CARGO_PKG_VERSION"),
@@ -405,7 +397,7 @@ async fn status(State(state): State<AppState>) -> Response {
 
 async fn patch_settings(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
     check_writable(&state)?;
-    let patch = body_object(&body)?;
+    let changes = ServerPatch::read(Value::Object(body_object(&body)?))?;
     let folders = state.folders()?;
     let _one_at_a_time = state.settings_change.lock().await;
     let st = state.clone();
@@ -416,7 +408,7 @@ async fn patch_settings(State(state): State<AppState>, body: Bytes) -> ApiResult
                 "this process does not own the index (another ragdown is its primary): change the settings there",
             ));
         }
-        let saved = st.saved.patched(&patch)?;
+        let saved = st.saved.patched(changes);
         let next = st.env_tunables().with_saved(&saved);
         let before = st.tunables();
         // A new embedder is loaded before anything changes: one that cannot load changes nothing.
@@ -450,8 +442,12 @@ async fn patch_settings(State(state): State<AppState>, body: Bytes) -> ApiResult
                 watch: next.watch,
             })?;
         }
-        let mut settings = next.to_json();
-        settings["saved"] = Value::Object(saved);
+        let settings = SettingsShape {
+            effective: next,
+            saved,
+            env: None,
+            embedders: None,
+        };
         Ok(axum::Json(json!({ "settings": settings })).into_response())
     })
     .await

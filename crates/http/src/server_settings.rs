@@ -1,19 +1,23 @@
 //! The tunable server settings of `serve`: what the environment says, what Settings → Server
 //! saved in `.ragdown-server.json` (in the docs dir; each saved value wins over its variable at
 //! once and after restarts, `null` gives it back), and the two laid together. The docs dir,
-//! read-only and the token stay variables only. Validation of a `PATCH /api/settings` body
-//! lives here; applying it (reloading an embedder, reopening folders) is the caller's.
+//! read-only and the token stay variables only. One type, `ServerPatch`, is both the file and a
+//! `PATCH /api/settings` body, checked as it is read; applying it (reloading an embedder,
+//! reopening folders) is the caller's.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ragdown_server::hook_patch::{self, HookPatch};
+use ragdown_server::hook_patch::HookPatch;
+use ragdown_server::patch::{self, Change, Name};
 use ragdown_server::{HookSettings, ServerSettings, ToolError};
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
 
 pub const FILE_NAME: &str = ".ragdown-server.json";
 
-/// The settings the web UI may change while the server runs.
-#[derive(Debug, Clone, PartialEq)]
+/// The settings the web UI may change while the server runs, as they are in effect.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tunables {
     pub embedder: String,
     pub watch: bool,
@@ -22,41 +26,75 @@ pub struct Tunables {
     pub max_per_document: usize,
     pub follow_links: usize,
     pub query_log: bool,
+    #[serde(serialize_with = "hook_as_written")]
     pub hook: HookSettings,
 }
 
-const KEYS: [&str; 8] = [
-    "embedder",
-    "watch",
-    "root_mcp",
-    "text_limit",
-    "max_per_document",
-    "follow_links",
-    "query_log",
-    "hook",
-];
-
-fn invalid(key: &str, want: &str, v: &Value) -> ToolError {
-    ToolError::invalid(format!("{key} must be {want}, not {v}"))
+/// The hook values a person can set, as they wrote them (0.95, not 0.949999988).
+fn hook_as_written<S: Serializer>(hook: &HookSettings, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct HookShape {
+        top_k: usize,
+        min_score: Option<f64>,
+        min_ratio: f64,
+        max_chars: usize,
+    }
+    HookShape {
+        top_k: hook.top_k,
+        min_score: hook.min_score.map(round),
+        min_ratio: round(hook.min_ratio),
+        max_chars: hook.max_chars,
+    }
+    .serialize(s)
 }
 
-/// Checks one top-level value (the hook object's are checked by `hook_patch`).
-fn check_value(key: &str, v: &Value) -> Result<(), ToolError> {
-    let (ok, want) = match key {
-        "embedder" => (
-            v.as_str().is_some_and(|s| !s.trim().is_empty()),
-            "an embedder name",
-        ),
-        "watch" | "root_mcp" | "query_log" => (v.is_boolean(), "true or false"),
-        "text_limit" | "max_per_document" | "follow_links" => {
-            (v.as_u64().is_some(), "a non-negative integer")
+/// What `.ragdown-server.json` saves, and what a `PATCH /api/settings` body changes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerPatch {
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub embedder: Change<Name>,
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub watch: Change<bool>,
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub root_mcp: Change<bool>,
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub text_limit: Change<usize>,
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub max_per_document: Change<usize>,
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub follow_links: Change<usize>,
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub query_log: Change<bool>,
+    #[serde(
+        skip_serializing_if = "HookPatch::is_empty",
+        deserialize_with = "HookPatch::or_reset_all"
+    )]
+    pub hook: HookPatch,
+}
+
+impl ServerPatch {
+    /// A request body's changes, each value checked; the message names a wrong key.
+    pub fn read(body: Value) -> Result<Self, ToolError> {
+        patch::read(body).map_err(|why| ToolError::invalid(why.to_string()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// These saved values with `later` laid over them; a reset leaves nothing saved.
+    pub fn then(self, later: Self) -> Self {
+        Self {
+            embedder: self.embedder.then(later.embedder),
+            watch: self.watch.then(later.watch),
+            root_mcp: self.root_mcp.then(later.root_mcp),
+            text_limit: self.text_limit.then(later.text_limit),
+            max_per_document: self.max_per_document.then(later.max_per_document),
+            follow_links: self.follow_links.then(later.follow_links),
+            query_log: self.query_log.then(later.query_log),
+            hook: self.hook.then(later.hook),
         }
-        _ => (false, "a server setting"),
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(key, want, v))
     }
 }
 
@@ -75,32 +113,21 @@ impl Tunables {
         }
     }
 
-    /// These values with the saved ones laid over them (saved values were validated).
-    pub fn with_saved(&self, saved: &Map<String, Value>) -> Self {
-        let mut t = self.clone();
-        for (k, v) in saved {
-            match k.as_str() {
-                "embedder" => t.embedder = v.as_str().unwrap_or(&t.embedder).to_string(),
-                "watch" => t.watch = v.as_bool().unwrap_or(t.watch),
-                "root_mcp" => t.root_mcp = v.as_bool().unwrap_or(t.root_mcp),
-                "query_log" => t.query_log = v.as_bool().unwrap_or(t.query_log),
-                "text_limit" => t.text_limit = v.as_u64().map_or(t.text_limit, |n| n as usize),
-                "max_per_document" => {
-                    t.max_per_document = v.as_u64().map_or(t.max_per_document, |n| n as usize)
-                }
-                "follow_links" => {
-                    t.follow_links = v.as_u64().map_or(t.follow_links, |n| n as usize)
-                }
-                "hook" => {
-                    // Saved hook values were checked when read.
-                    if let Some(Ok(patch)) = v.as_object().map(HookPatch::from_json) {
-                        t.hook = patch.over(&t.hook);
-                    }
-                }
-                _ => {}
-            }
+    /// These values with the saved ones laid over them.
+    pub fn with_saved(&self, saved: &ServerPatch) -> Self {
+        Self {
+            embedder: saved
+                .embedder
+                .value()
+                .map_or_else(|| self.embedder.clone(), |n| n.0.clone()),
+            watch: saved.watch.or(self.watch),
+            root_mcp: saved.root_mcp.or(self.root_mcp),
+            text_limit: saved.text_limit.or(self.text_limit),
+            max_per_document: saved.max_per_document.or(self.max_per_document),
+            follow_links: saved.follow_links.or(self.follow_links),
+            query_log: saved.query_log.or(self.query_log),
+            hook: saved.hook.over(&self.hook),
         }
-        t
     }
 
     /// Lays the tunable values into the engines' settings.
@@ -111,24 +138,38 @@ impl Tunables {
         server.query_log = self.query_log;
         server.hook = self.hook.clone();
     }
+}
 
-    pub fn to_json(&self) -> Value {
-        json!({
-            "embedder": self.embedder,
-            "watch": self.watch,
-            "root_mcp": self.root_mcp,
-            "text_limit": self.text_limit,
-            "max_per_document": self.max_per_document,
-            "follow_links": self.follow_links,
-            "query_log": self.query_log,
-            "hook": {
-                "top_k": self.hook.top_k,
-                "min_score": self.hook.min_score.map(round),
-                "min_ratio": round(self.hook.min_ratio),
-                "max_chars": self.hook.max_chars,
-            },
+/// The settings as `/api/status` and `PATCH /api/settings` show them: those in effect, with
+/// what is saved, and (in the status) the environment's and each embedder's off-topic floor.
+#[derive(Debug, Serialize)]
+pub struct SettingsShape {
+    #[serde(flatten)]
+    pub effective: Tunables,
+    pub saved: ServerPatch,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env: Option<Tunables>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedders: Option<BTreeMap<String, EmbedderFloor>>,
+}
+
+/// An embedder's own `MIN_SCORE`: a hook `min_score` at or under it lets off-topic prompts in.
+#[derive(Debug, Serialize)]
+pub struct EmbedderFloor {
+    pub min_score: f64,
+}
+
+/// Every known embedder's floor, by name.
+pub fn embedder_floors() -> BTreeMap<String, EmbedderFloor> {
+    ragdown_embed::preset::presets()
+        .into_iter()
+        .map(|p| {
+            let floor = EmbedderFloor {
+                min_score: round(p.min_score),
+            };
+            (p.name, floor)
         })
-    }
+        .collect()
 }
 
 /// An `f32` setting as people wrote it (0.95, not 0.949999988).
@@ -149,82 +190,32 @@ impl SavedSettings {
     }
 
     /// The saved values; an invalid file or value is logged and skipped.
-    pub fn read(&self) -> Map<String, Value> {
+    pub fn read(&self) -> ServerPatch {
         let Ok(text) = std::fs::read_to_string(&self.path) else {
-            return Map::new();
+            return ServerPatch::default();
         };
-        let Ok(Value::Object(raw)) = serde_json::from_str::<Value>(&text) else {
-            tracing::warn!(
-                "{} is not a JSON object: ignored (save the settings again to replace it)",
-                self.path.display()
-            );
-            return Map::new();
-        };
-        let mut out = Map::new();
-        for (k, v) in raw {
-            let valid = if k == "hook" {
-                v.as_object()
-                    .map(|h| {
-                        h.iter()
-                            .filter(|(hk, hv)| hook_patch::check_value(hk, hv).is_ok())
-                            .map(|(hk, hv)| (hk.clone(), hv.clone()))
-                            .collect::<Map<_, _>>()
-                    })
-                    .filter(|h| !h.is_empty())
-                    .map(Value::Object)
-            } else if KEYS.contains(&k.as_str()) && check_value(&k, &v).is_ok() {
-                Some(v)
-            } else {
-                None
-            };
-            match valid {
-                Some(v) => {
-                    out.insert(k, v);
-                }
-                None => tracing::warn!(
-                    "{}: {k} is not a valid setting: skipped",
-                    self.path.display()
-                ),
+        let file = self.path.display().to_string();
+        match serde_json::from_str::<Value>(&text) {
+            // A `null` in the file is a value not saved.
+            Ok(Value::Object(raw)) => {
+                ServerPatch::default().then(patch::read_leniently(&file, Value::Object(raw)))
+            }
+            _ => {
+                tracing::warn!(
+                    "{file} is not a JSON object: ignored (save the settings again to replace it)"
+                );
+                ServerPatch::default()
             }
         }
-        out
     }
 
-    /// The saved values after `patch` (validated whole before anything is written).
-    pub fn patched(&self, patch: &Map<String, Value>) -> Result<Map<String, Value>, ToolError> {
-        let mut saved = self.read();
-        for (k, v) in patch {
-            if !KEYS.contains(&k.as_str()) {
-                return Err(ToolError::invalid(format!(
-                    "{k} is not a server setting: use {}",
-                    KEYS.join(", ")
-                )));
-            }
-            if v.is_null() {
-                saved.remove(k);
-                continue;
-            }
-            if k == "hook" {
-                let Some(changes) = v.as_object() else {
-                    return Err(invalid("hook", "an object", v));
-                };
-                let stored = saved.get("hook").and_then(Value::as_object);
-                let hook = hook_patch::patched(stored, changes).map_err(ToolError::invalid)?;
-                if hook.is_empty() {
-                    saved.remove("hook");
-                } else {
-                    saved.insert("hook".into(), Value::Object(hook));
-                }
-                continue;
-            }
-            check_value(k, v)?;
-            saved.insert(k.clone(), v.clone());
-        }
-        Ok(saved)
+    /// The saved values after `changes`.
+    pub fn patched(&self, changes: ServerPatch) -> ServerPatch {
+        self.read().then(changes)
     }
 
     /// Writes the saved values; deletes the file when nothing is saved.
-    pub fn write(&self, saved: &Map<String, Value>) -> Result<(), ToolError> {
+    pub fn write(&self, saved: &ServerPatch) -> Result<(), ToolError> {
         if saved.is_empty() {
             return match std::fs::remove_file(&self.path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -233,8 +224,8 @@ impl SavedSettings {
                 _ => Ok(()),
             };
         }
-        let text = serde_json::to_string_pretty(&Value::Object(saved.clone()))
-            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(saved).map_err(|e| ToolError::internal(e.to_string()))?;
         ragdown_server::documents::atomic_write(&self.path, FILE_NAME, text.as_bytes())
     }
 }
@@ -242,14 +233,20 @@ impl SavedSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn changes(body: Value) -> ServerPatch {
+        ServerPatch::read(body).unwrap()
+    }
 
     #[test]
     fn saved_values_win_and_null_gives_them_back() {
         let dir = tempfile::tempdir().unwrap();
         let saved = SavedSettings::new(dir.path());
         let env = Tunables::from_env("minilm", true, false, &ServerSettings::default());
-        let patch = json!({"text_limit": 500, "hook": {"top_k": 2}, "root_mcp": true});
-        let next = saved.patched(patch.as_object().unwrap()).unwrap();
+        let next = saved.patched(changes(
+            json!({"text_limit": 500, "hook": {"top_k": 2}, "root_mcp": true}),
+        ));
         saved.write(&next).unwrap();
         let effective = env.with_saved(&saved.read());
         assert_eq!(effective.text_limit, 500);
@@ -257,22 +254,58 @@ mod tests {
         assert!(effective.root_mcp);
         assert_eq!(effective.hook.max_chars, env.hook.max_chars);
 
-        for bad in [
-            json!({"text_limit": -1}),
-            json!({"watch": "yes"}),
-            json!({"hook": {"min_ratio": 3}}),
-            json!({"colour": 1}),
+        for (bad, says) in [
+            (json!({"text_limit": -1}), "text_limit: invalid value"),
+            (json!({"watch": "yes"}), "watch: invalid type"),
+            (json!({"hook": {"min_ratio": 3}}), "hook.min_ratio: must be"),
+            (json!({"embedder": " "}), "embedder: must not be empty"),
+            (json!({"colour": 1}), "unknown field `colour`"),
         ] {
-            assert!(saved.patched(bad.as_object().unwrap()).is_err(), "{bad}");
+            let err = ServerPatch::read(bad.clone()).unwrap_err().to_string();
+            assert!(err.contains(says), "{bad}: {err}");
         }
 
-        let reset = json!({"text_limit": null, "hook": {"top_k": null}, "root_mcp": null});
-        let next = saved.patched(reset.as_object().unwrap()).unwrap();
+        let next = saved.patched(changes(
+            json!({"text_limit": null, "hook": {"top_k": null}, "root_mcp": null}),
+        ));
         saved.write(&next).unwrap();
         assert!(
             !dir.path().join(FILE_NAME).exists(),
             "nothing saved: no file"
         );
         assert_eq!(env.with_saved(&saved.read()), env);
+    }
+
+    #[test]
+    fn a_hand_edited_file_keeps_its_good_values() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(FILE_NAME),
+            r#"{"text_limit": 7, "watch": "often", "colour": 1, "hook": {"top_k": 3, "min_ratio": 5}, "query_log": null}"#,
+        )
+        .unwrap();
+        let saved = SavedSettings::new(dir.path()).read();
+        assert_eq!(
+            serde_json::to_value(&saved).unwrap(),
+            json!({"text_limit": 7, "hook": {"top_k": 3}})
+        );
+    }
+
+    #[test]
+    fn the_shape_shows_effective_saved_and_env() {
+        let env = Tunables::from_env("minilm", true, false, &ServerSettings::default());
+        let saved = changes(json!({"hook": {"min_ratio": 0.95}}));
+        let shape = SettingsShape {
+            effective: env.with_saved(&saved),
+            saved,
+            env: Some(env),
+            embedders: None,
+        };
+        let v = serde_json::to_value(&shape).unwrap();
+        assert_eq!(v["hook"]["min_ratio"], json!(0.95));
+        assert_eq!(v["saved"], json!({"hook": {"min_ratio": 0.95}}));
+        assert_eq!(v["env"]["hook"]["min_ratio"], json!(0.0));
+        assert_eq!(v["text_limit"], json!(2000));
+        assert!(v.get("embedders").is_none());
     }
 }

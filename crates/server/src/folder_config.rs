@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ToolError;
 use crate::hook_patch::HookPatch;
+use crate::patch;
 
 /// The file name, at the folder's root (a dot-file: never indexed).
 pub const FILE_NAME: &str = ".ragdown.json";
@@ -29,6 +30,15 @@ pub struct FolderConfig {
     pub created_by: Option<String>,
     /// The whole object as read, unknown keys included, so a rewrite keeps them.
     raw: Map<String, Value>,
+}
+
+/// A `hook` value: an object of changes, `null` giving every value back; what a file holds
+/// after it is normalised (no resets kept).
+fn read_hook(v: &Value) -> Result<HookPatch, String> {
+    let changes = patch::read::<Option<HookPatch>>(v.clone())
+        .map_err(|why| format!("hook.{why}"))?
+        .unwrap_or_else(HookPatch::reset_all);
+    Ok(changes)
 }
 
 fn config_path(folder: &Path) -> PathBuf {
@@ -63,9 +73,9 @@ impl FolderConfig {
             Some(other) => return Err(format!("mcp must be true or false, not {other}")),
         };
         let hook = match raw.get("hook") {
-            None | Some(Value::Null) => HookPatch::default(),
-            Some(Value::Object(h)) => HookPatch::from_json(h)?,
-            Some(other) => return Err(format!("hook must be an object, not {other}")),
+            None => HookPatch::default(),
+            // A file keeps no resets: a `null` there is a value not set.
+            Some(v) => HookPatch::default().then(read_hook(v)?),
         };
         let created_by = raw
             .get("created_by")
@@ -125,35 +135,20 @@ impl FolderConfig {
                 }
             }
         }
-        match patch.get("hook") {
-            None => {}
-            Some(Value::Null) => {
+        if let Some(changes) = patch.get("hook") {
+            let hook = self
+                .hook
+                .clone()
+                .then(read_hook(changes).map_err(ToolError::invalid)?);
+            if hook.is_empty() {
                 raw.remove("hook");
-            }
-            Some(Value::Object(changes)) => {
-                let stored = raw.get("hook").and_then(Value::as_object);
+            } else {
                 let hook =
-                    crate::hook_patch::patched(stored, changes).map_err(ToolError::invalid)?;
-                if hook.is_empty() {
-                    raw.remove("hook");
-                } else {
-                    raw.insert("hook".into(), Value::Object(hook));
-                }
-            }
-            Some(other) => {
-                return Err(ToolError::invalid(format!(
-                    "hook must be an object, not {other}"
-                )));
+                    serde_json::to_value(&hook).map_err(|e| ToolError::internal(e.to_string()))?;
+                raw.insert("hook".into(), hook);
             }
         }
-        let mut next = Self::from_object(raw).map_err(ToolError::invalid)?;
-        // Normalise the hook as validated (numbers as written by `to_json`).
-        let hook = next.hook.to_json();
-        if hook.is_empty() {
-            next.raw.remove("hook");
-        } else {
-            next.raw.insert("hook".into(), Value::Object(hook));
-        }
+        let next = Self::from_object(raw).map_err(ToolError::invalid)?;
         *self = next;
         Ok(())
     }
@@ -171,11 +166,6 @@ impl FolderConfig {
         let text = serde_json::to_string_pretty(&Value::Object(raw))
             .map_err(|e| ToolError::internal(e.to_string()))?;
         crate::documents::atomic_write(&config_path(folder), FILE_NAME, text.as_bytes())
-    }
-
-    /// The `hook` object as shown by the API.
-    pub fn hook_json(&self) -> Value {
-        Value::Object(self.hook.to_json())
     }
 }
 
@@ -205,21 +195,25 @@ mod tests {
         let mut c = FolderConfig::read(dir.path());
         assert_eq!(c.title.as_deref(), Some("Work"));
         assert!(c.mcp);
-        assert_eq!(c.hook.top_k, Some(2));
+        assert_eq!(c.hook.top_k, patch::Change::Set(2));
 
         let bad = json!({"hook": {"min_ratio": 2}});
         assert!(c.apply_patch(bad.as_object().unwrap()).is_err());
         let bad = json!({"hook": {"depth": 2}});
         assert!(c.apply_patch(bad.as_object().unwrap()).is_err());
-        assert_eq!(c.hook.top_k, Some(2), "a refused patch changes nothing");
+        assert_eq!(
+            c.hook.top_k,
+            patch::Change::Set(2),
+            "a refused patch changes nothing"
+        );
 
         let patch = json!({"hook": {"top_k": null, "min_score": 0.5}, "title": null});
         c.apply_patch(patch.as_object().unwrap()).unwrap();
         c.write(dir.path()).unwrap();
         let again = FolderConfig::read(dir.path());
         assert_eq!(again.title, None);
-        assert_eq!(again.hook.top_k, None);
-        assert_eq!(again.hook.min_score, Some(0.5));
+        assert_eq!(again.hook.top_k, patch::Change::Keep);
+        assert_eq!(again.hook.min_score, patch::Change::Set(patch::Score(0.5)));
         let text = std::fs::read_to_string(dir.path().join(FILE_NAME)).unwrap();
         assert!(text.contains("\"color\": \"blue\""), "{text}");
 

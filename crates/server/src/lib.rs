@@ -16,6 +16,7 @@ pub mod folder_config;
 pub mod format;
 pub mod hook_patch;
 pub mod mcp;
+pub mod patch;
 pub mod paths;
 pub mod pending;
 pub mod primary;

@@ -97,6 +97,7 @@ pub fn api_routes() -> Vec<ApiRoute> {
             post(move_doc).layer(DefaultBodyLimit::max(MAX_UPLOAD)),
         ),
         route("/api/backlinks", &[Method::GET], get(backlinks)),
+        route("/api/render", &[Method::GET], get(crate::rendering::render)),
         route("/api/file", &[Method::GET], get(file)),
         route(
             "/mcp",
@@ -166,7 +167,7 @@ pub fn router(state: AppState) -> Router {
 // ---------------------------------------------------------------- helpers
 
 /// Runs blocking work (file I/O, syncing, embedding) off the async executor.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> ApiResult<T> + Send + 'static,
 ) -> ApiResult<T> {
     tokio::task::spawn_blocking(work).await.map_err(|e| {
@@ -204,7 +205,7 @@ fn required_field(body: &Map<String, Value>, key: &str) -> ApiResult<String> {
     string_field(body, key)?.ok_or_else(|| ApiError::bad_request(format!("{key} is missing")))
 }
 
-fn required<'a>(query: &'a HashMap<String, String>, key: &str) -> ApiResult<&'a str> {
+pub(crate) fn required<'a>(query: &'a HashMap<String, String>, key: &str) -> ApiResult<&'a str> {
     query
         .get(key)
         .map(String::as_str)
@@ -235,7 +236,7 @@ fn api_path(input: &str) -> ApiResult<String> {
 }
 
 /// Splits `work/notes/a.md` into the folder and the folder-relative path (which may be empty).
-fn split_path(folders: &Folders, input: &str) -> ApiResult<(Arc<Folder>, String)> {
+pub(crate) fn split_path(folders: &Folders, input: &str) -> ApiResult<(Arc<Folder>, String)> {
     let path = api_path(input)?;
     let (name, rel) = path.split_once('/').unwrap_or((path.as_str(), ""));
     if name.is_empty() {
@@ -255,7 +256,7 @@ fn folder_of(folders: &Folders, name: &str) -> ApiResult<Arc<Folder>> {
         .ok_or_else(|| ApiError::not_found(format!("no folder named {name}")))
 }
 
-fn with_folder(folder: &str, rel: &str) -> String {
+pub(crate) fn with_folder(folder: &str, rel: &str) -> String {
     format!("{folder}/{rel}")
 }
 
@@ -590,7 +591,7 @@ async fn delete_loose(
 // ---------------------------------------------------------------- documents
 
 /// A listed document as `/api` names it: `folder/path`, with its folder beside it.
-fn in_folder(folder: &Folder, listed: Listed) -> Listed {
+pub(crate) fn in_folder(folder: &Folder, listed: Listed) -> Listed {
     Listed {
         folder: Some(folder.name.clone()),
         path: with_folder(&folder.name, &listed.path),
@@ -646,6 +647,45 @@ async fn list_docs(
     .await
 }
 
+/// An indexed document read from disk, as `GET /api/doc` and `GET /api/render` start.
+pub(crate) struct OpenedDocument {
+    pub folder: Arc<Folder>,
+    pub rel: String,
+    /// Its listing, paths with the folder in front.
+    pub doc: Listed,
+    /// Its Markdown: the file's text, or what a PDF/DOCX/HTML/text file converts to.
+    pub text: String,
+    pub converted_from: Option<&'static str>,
+    /// The full SHA-256 of the bytes (a `base_hash` for writes).
+    pub hash: String,
+}
+
+/// Opens the indexed document `path` (`work/notes/a.md`) and logs the read as the web's.
+pub(crate) fn open_document(folders: &Folders, path: &str) -> ApiResult<OpenedDocument> {
+    let (folder, rel) = split_path(folders, path)?;
+    let snap = folder.engine.index.snapshot();
+    let record = snap
+        .document_by_path(&rel)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(format!("not an indexed document: {path}")))?;
+    let (_, abs) = paths::document(&folder.dir, &rel)?;
+    let bytes = std::fs::read(&abs)
+        .map_err(|_| ApiError::not_found(format!("{path} is no longer on disk")))?;
+    let (text, converted_from) = documents::document_text(&rel, &bytes);
+    let doc = in_folder(&folder, documents::listed(&folder.engine, &snap, &record));
+    folder
+        .engine
+        .log_query(json!({"kind": "read", "path": rel, "via": "web"}));
+    Ok(OpenedDocument {
+        folder,
+        rel,
+        doc,
+        text,
+        converted_from,
+        hash: full_hash(&bytes),
+    })
+}
+
 async fn read_doc(
     State(state): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
@@ -653,26 +693,14 @@ async fn read_doc(
     let folders = state.folders()?;
     let path = required(&query, "path")?.to_string();
     blocking(move || {
-        let (folder, rel) = split_path(&folders, &path)?;
-        let snap = folder.engine.index.snapshot();
-        let doc = snap
-            .document_by_path(&rel)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(format!("not an indexed document: {path}")))?;
-        let (_, abs) = paths::document(&folder.dir, &rel)?;
-        let bytes = std::fs::read(&abs)
-            .map_err(|_| ApiError::not_found(format!("{path} is no longer on disk")))?;
-        let (text, converted_from) = documents::document_text(&rel, &bytes);
+        let opened = open_document(&folders, &path)?;
         let v = DocWithText {
-            doc: in_folder(&folder, documents::listed(&folder.engine, &snap, &doc)),
-            lines: text.lines().count(),
-            text,
-            converted_from,
-            hash: full_hash(&bytes),
+            doc: opened.doc,
+            lines: opened.text.lines().count(),
+            text: opened.text,
+            converted_from: opened.converted_from,
+            hash: opened.hash,
         };
-        folder
-            .engine
-            .log_query(json!({"kind": "read", "path": rel, "via": "web"}));
         Ok(axum::Json(v).into_response())
     })
     .await

@@ -14,6 +14,7 @@ pub mod folders;
 pub mod guard;
 mod listen;
 mod mcp_routes;
+mod rendering;
 pub mod root;
 pub mod server_settings;
 mod state;

@@ -79,6 +79,36 @@ pub fn parse(yaml: &str) -> Result<Frontmatter, String> {
     })
 }
 
+/// Every key of the frontmatter with its value as one display line, in file order: what a
+/// property table shows. A list is its items joined by `, `; a nested mapping its YAML on one
+/// line. Malformed YAML or a non-mapping gives `Err` with the reason, as [`parse`] does.
+pub fn properties(yaml: &str) -> Result<Vec<(String, String)>, String> {
+    if yaml.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())?;
+    let map = match value {
+        Value::Mapping(map) => map,
+        Value::Null => return Ok(Vec::new()),
+        _ => return Err("frontmatter is not a key: value mapping".to_string()),
+    };
+    Ok(map
+        .iter()
+        .map(|(key, value)| (display(key), display(value)))
+        .collect())
+}
+
+fn display(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::Sequence(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
+        Value::Mapping(_) => serde_yaml_ng::to_string(value)
+            .map(|yaml| yaml.trim().replace('\n', "; "))
+            .unwrap_or_default(),
+        other => scalar(other).unwrap_or_default(),
+    }
+}
+
 /// A scalar as one trimmed line (block scalars are folded to single spaces); empty is absent.
 fn scalar(value: &Value) -> Option<String> {
     let text = match value {
@@ -122,6 +152,23 @@ fn dedup(items: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn properties_keep_file_order_and_show_lists_on_one_line() {
+        let props =
+            properties("title: Backups\ntags: [ops, db]\nowner:\n  team: infra\nempty:\n").unwrap();
+        assert_eq!(
+            props,
+            vec![
+                ("title".to_string(), "Backups".to_string()),
+                ("tags".to_string(), "ops, db".to_string()),
+                ("owner".to_string(), "team: infra".to_string()),
+                ("empty".to_string(), String::new()),
+            ]
+        );
+        assert!(properties("- a\n- b\n").is_err());
+        assert!(properties("a: [unclosed\n").is_err());
+    }
 
     #[test]
     fn span_needs_a_closing_line() {

@@ -757,6 +757,83 @@ async fn documents_search_links_and_files() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn render_resolves_links_through_the_index_and_renders_inert() {
+    let s = Serve::start(&[]).await;
+    let view = concat!(
+        "---\ntags: [view]\nowner: ops\n---\n",
+        "# View\n\n[[Postgres Guide#Vacuum]] [[ops/pg|the guide]] [pg](ops/pg.md) [[nowhere]]\n\n",
+        "![[img/logo.png]] ![logo](img/logo.png) ![[../img/logo.png]] ![[links]]\n\n",
+        "## Hostile\n\n[x](javascript:alert(3))\n\n<script>alert(1)</script><img src=x onerror=alert(2)>\n\n",
+        "![[../../../etc/passwd]] ![[.obsidian/app.md]]\n",
+    );
+    let (code, saved) = s
+        .call(
+            Method::POST,
+            "/api/doc",
+            Some(json!({"path": "work/view.md", "text": view})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::CREATED, "{saved}");
+    let (code, r) = s.get("/api/render?path=work/view.md").await;
+    assert_eq!(code, StatusCode::OK, "{r}");
+    let html = r["html"].as_str().unwrap();
+    // Links resolve as the index resolves them: by alias, by path, relative.
+    assert!(
+        html.contains(r#"href="/f/work/ops/pg.md#vacuum""#),
+        "{html}"
+    );
+    assert!(
+        html.contains(r#"href="/f/work/ops/pg.md" rel="noopener noreferrer">the guide</a>"#),
+        "{html}"
+    );
+    assert!(html.contains(r#"class="unresolved""#), "{html}");
+    assert!(
+        html.contains(r#"<img data-file="work/img/logo.png" alt="img/logo.png">"#),
+        "{html}"
+    );
+    assert!(html.contains(r#"data-embed="work/links.md""#), "{html}");
+    for bad in ["<script", "onerror", "javascript:"] {
+        assert!(!html.contains(bad), "{bad}: {html}");
+    }
+    // Only files inside the folder, never a private one, are offered to the app.
+    assert_eq!(html.matches("data-file=").count(), 2, "{html}");
+    assert_eq!(r["path"], "work/view.md");
+    assert_eq!(r["title"], "View");
+    assert_eq!(r["hash"], saved["hash"]);
+    assert_eq!(
+        r["properties"],
+        json!([{"key": "tags", "value": "view"}, {"key": "owner", "value": "ops"}])
+    );
+    assert_eq!(r["headings"][1]["anchor"], "hostile");
+    assert_eq!(r["headings"][1]["line"], 11);
+    // A search hit in that section cites lines inside the heading's range: the app opens the
+    // hit at the deepest heading whose range holds its first line.
+    let (_, found) = s.get("/api/search?folder=work&q=hostile").await;
+    let hit = &found["hits"][0];
+    assert_eq!(hit["path"], "work/view.md", "{found}");
+    let line = hit["start_line"].as_u64().unwrap();
+    let at = r["headings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["line"].as_u64().unwrap() <= line && line <= h["end_line"].as_u64().unwrap())
+        .max_by_key(|h| h["level"].as_u64().unwrap())
+        .unwrap();
+    assert_eq!(at["anchor"], "hostile", "{found}");
+    assert_eq!(
+        s.get("/api/render?path=work/none.md").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        s.call(Method::GET, "/api/render?path=work/view.md", None, false)
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_traversal_is_refused_on_every_path_route() {
     let s = Serve::start(&[]).await;
     let secret = "TOP SECRET";
@@ -780,6 +857,7 @@ async fn path_traversal_is_refused_on_every_path_route() {
             "/api/doc?path=",
             "/api/file?path=",
             "/api/backlinks?path=",
+            "/api/render?path=",
             "/api/resolve?link=x&from=",
         ] {
             let (code, _, body) = s

@@ -1,0 +1,90 @@
+//! `GET /api/render?path=`: a document as the web UI shows it — sanitised HTML from
+//! `ragdown-render`, its links resolved by the folder's index (the same resolver search, backlinks
+//! and moves use), its headings with the line ranges hits cite, its frontmatter as properties.
+//!
+//! Owns only the adaptation: which document or file a link names, seen from the document. It
+//! never builds HTML itself (that is `ragdown-render`, which also sanitises).
+
+use std::collections::HashMap;
+
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use ragdown_index::Snapshot;
+use ragdown_index::walk::is_skipped_name;
+use ragdown_markdown::links::join_relative;
+use ragdown_render::{Rendered, Resolve};
+use ragdown_server::answers::Listed;
+use ragdown_server::paths;
+
+use crate::api::{blocking, open_document, required, with_folder};
+use crate::{ApiResult, AppState, Folder};
+
+/// What `GET /api/render` answers.
+#[derive(serde::Serialize)]
+struct RenderedDocument {
+    #[serde(flatten)]
+    doc: Listed,
+    #[serde(flatten)]
+    rendered: Rendered,
+    converted_from: Option<&'static str>,
+    hash: String,
+}
+
+/// Links seen from one document of one folder.
+struct FromDocument<'a> {
+    folder: &'a Folder,
+    snapshot: &'a Snapshot,
+    /// The linking document, folder-relative.
+    rel: &'a str,
+}
+
+impl Resolve for FromDocument<'_> {
+    fn document(&self, target: &str) -> Option<String> {
+        self.snapshot
+            .resolve(target, Some(self.rel))
+            .map(|doc| with_folder(&self.folder.name, &doc.path))
+    }
+
+    /// A file beside the document, else from the folder's root; never a private path, never
+    /// through a symlink.
+    fn file(&self, target: &str) -> Option<String> {
+        let target = target.trim().replace("%20", " ");
+        let candidates = [join_relative(self.rel, &target), join_relative("", &target)];
+        candidates.into_iter().flatten().find_map(|rel| {
+            if rel.is_empty() || rel.split('/').any(is_skipped_name) {
+                return None;
+            }
+            let abs = paths::inside(&self.folder.dir, &rel).ok()?;
+            std::fs::symlink_metadata(&abs)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|_| with_folder(&self.folder.name, &rel))
+        })
+    }
+}
+
+pub(crate) async fn render(
+    State(state): State<AppState>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let folders = state.folders()?;
+    let path = required(&query, "path")?.to_string();
+    blocking(move || {
+        let opened = open_document(&folders, &path)?;
+        let snapshot = opened.folder.engine.index.snapshot();
+        let links = FromDocument {
+            folder: &opened.folder,
+            snapshot: &snapshot,
+            rel: &opened.rel,
+        };
+        let rendered = ragdown_render::render(&opened.text, &links);
+        Ok(axum::Json(RenderedDocument {
+            doc: opened.doc,
+            rendered,
+            converted_from: opened.converted_from,
+            hash: opened.hash,
+        })
+        .into_response())
+    })
+    .await
+}

@@ -120,10 +120,6 @@ async fn method_not_allowed() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed")
 }
 
-async fn no_ui() -> ApiError {
-    ApiError::not_found("The web UI is not built into this ragdown yet: use /api and /mcp/<folder>")
-}
-
 pub fn router(state: AppState) -> Router {
     let mut open = Router::new();
     let mut protected = Router::new();
@@ -145,7 +141,7 @@ pub fn router(state: AppState) -> Router {
     open.merge(protected)
         .route("/api", any(not_found))
         .route("/api/{*rest}", any(not_found))
-        .fallback(no_ui)
+        .fallback(crate::ui::serve)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::map_response(

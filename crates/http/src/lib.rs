@@ -18,6 +18,7 @@ mod rendering;
 pub mod root;
 pub mod server_settings;
 mod state;
+mod ui;
 
 pub use api::{ApiRoute, api_routes};
 pub use error::{ApiError, ApiResult};

@@ -289,12 +289,57 @@ async fn every_protected_route_needs_the_token() {
         }
     }
     assert!(checked >= 20, "the route table lists {checked} routes");
-    // Unknown /api paths are 404 before auth; other paths without a UI are 404 JSON.
+    // Unknown /api paths are 404 before auth; every other page is the web UI, without a token.
     let (code, _) = s.call(Method::GET, "/api/nope", None, false).await;
     assert_eq!(code, StatusCode::NOT_FOUND);
-    let (code, body) = s.call(Method::GET, "/somewhere", None, false).await;
-    assert_eq!(code, StatusCode::NOT_FOUND);
-    assert!(body["error"].as_str().unwrap().contains("web UI"));
+    for page in ["/", "/f/work/backups.md", "/search?q=x"] {
+        let (code, headers, body) = s.raw(Method::GET, page, None, false).await;
+        assert_eq!(code, StatusCode::OK, "{page}");
+        assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+        assert_eq!(headers["cache-control"], "no-cache");
+        let csp = headers["content-security-policy"].to_str().unwrap();
+        assert!(
+            csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
+            "{csp}"
+        );
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert_eq!(headers["referrer-policy"], "no-referrer");
+        let html = String::from_utf8(body).unwrap();
+        assert!(html.contains(r#"<div id="app">"#), "{html}");
+        // The app's hashed bundle, cached for good; a name that is not one is a 404.
+        let script = html
+            .split("src=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string();
+        let (code, headers, js) = s.raw(Method::GET, &script, None, false).await;
+        assert_eq!(code, StatusCode::OK, "{script}");
+        assert!(
+            headers["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/javascript")
+        );
+        assert_eq!(
+            headers["cache-control"],
+            "public, max-age=31536000, immutable"
+        );
+        assert!(!js.is_empty());
+    }
+    assert_eq!(
+        s.raw(Method::GET, "/assets/nope-123.js", None, false)
+            .await
+            .0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        s.raw(Method::POST, "/somewhere", None, false).await.0,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
     // A wrong method on a known route is 405.
     let (code, _) = s.call(Method::PUT, "/api/docs", None, true).await;
     assert_eq!(code, StatusCode::METHOD_NOT_ALLOWED);

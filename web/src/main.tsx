@@ -1,0 +1,182 @@
+// The app shell: sign-in, the status banner, the header with search, and the page the route
+// names (router.tsx). Views live in views.tsx and doc.tsx.
+import { render } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, get, setToken, token, type Status } from "./api";
+import { DocumentView } from "./doc";
+import { Link, navigate, type Route, useRoute } from "./router";
+import { FolderList, FolderTree, SearchView } from "./views";
+import "./style.css";
+
+function SignIn(props: { wrong: boolean; onDone: () => void }) {
+  const [value, setValue] = useState("");
+  return (
+    <main class="signin">
+      <h1>ragdown</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          setToken(value.trim());
+          props.onDone();
+        }}
+      >
+        <label for="token">Access token</label>
+        <p class="hint">
+          The value of <code>RAGDOWN_TOKEN</code> the server was started with. It is kept in this
+          browser until you sign out.
+        </p>
+        {props.wrong && (
+          <p class="error" role="alert">
+            That token was refused. Check <code>RAGDOWN_TOKEN</code> and try again.
+          </p>
+        )}
+        <input
+          id="token"
+          type="password"
+          autocomplete="current-password"
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+          autofocus
+        />
+        <button type="submit" disabled={!value.trim()}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}
+
+function Banner(props: { status: Status }) {
+  const s = props.status;
+  if (s.ready && !s.syncing) return null;
+  const what = !s.ready ? "Loading the embedding model…" : "Indexing…";
+  return (
+    <div class="banner" role="status">
+      {what} {s.files !== undefined && `${s.files} files, ${s.chunks ?? 0} sections so far.`} Search
+      results may be incomplete.
+    </div>
+  );
+}
+
+function Header(props: { route: Route; status: Status; onSignOut: () => void }) {
+  const input = useRef<HTMLInputElement>(null);
+  const [text, setText] = useState(props.route.kind === "search" ? props.route.query ?? "" : "");
+  const folder = props.route.folder;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const target = e.target as HTMLElement;
+      if (e.key === "/" && !["INPUT", "TEXTAREA"].includes(target.tagName) && !target.isContentEditable) {
+        e.preventDefault();
+        input.current?.focus();
+      }
+    };
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, []);
+  return (
+    <header class="top">
+      <Link href="/" class="brand">
+        ragdown
+      </Link>
+      <form
+        class="search"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const params = new URLSearchParams({ q: text });
+          if (folder) params.set("folder", folder);
+          navigate(`/search?${params}`);
+        }}
+      >
+        <input
+          ref={input}
+          type="search"
+          name="q"
+          placeholder={folder ? `Search ${folder} (press /)` : "Search every folder (press /)"}
+          aria-label="Search"
+          value={text}
+          onInput={(e) => setText(e.currentTarget.value)}
+        />
+      </form>
+      {props.status.read_only && <span class="badge" title="RAGDOWN_READ_ONLY is set: nothing can be written">read-only</span>}
+      {props.status.auth_required && (
+        <button class="link" onClick={props.onSignOut}>
+          Sign out
+        </button>
+      )}
+    </header>
+  );
+}
+
+function App() {
+  const route = useRoute();
+  const [status, setStatus] = useState<Status | null>(null);
+  const [signedIn, setSignedIn] = useState<"unknown" | "yes" | "no" | "wrong">("unknown");
+  const [error, setError] = useState("");
+
+  // Status needs no token; it says whether one is needed, and how far loading is.
+  useEffect(() => {
+    let stop = false;
+    const poll = async () => {
+      try {
+        const s = await get<Status>("/api/status");
+        if (stop) return;
+        setStatus(s);
+        setError("");
+        if (!s.ready || s.syncing) setTimeout(poll, 1000);
+      } catch (e) {
+        if (!stop) setError(e instanceof Error ? e.message : String(e));
+        if (!stop) setTimeout(poll, 2000);
+      }
+    };
+    poll();
+    return () => {
+      stop = true;
+    };
+  }, []);
+
+  // A token is checked once against a protected route.
+  useEffect(() => {
+    if (!status || signedIn !== "unknown") return;
+    if (!status.auth_required) {
+      setSignedIn("yes");
+      return;
+    }
+    if (!token()) {
+      setSignedIn("no");
+      return;
+    }
+    get("/api/folders")
+      .then(() => setSignedIn("yes"))
+      .catch((e) => {
+        if (e instanceof ApiError && e.status === 401) {
+          setToken("");
+          setSignedIn("wrong");
+        } else setSignedIn("yes");
+      });
+  }, [status, signedIn]);
+
+  if (!status) return <main class="loading">{error ? `The server does not answer: ${error}` : "Connecting…"}</main>;
+  if (signedIn === "no" || signedIn === "wrong") {
+    return <SignIn wrong={signedIn === "wrong"} onDone={() => setSignedIn("unknown")} />;
+  }
+  if (signedIn === "unknown") return <main class="loading">Signing in…</main>;
+  const signOut = () => {
+    setToken("");
+    setSignedIn("no");
+  };
+  return (
+    <>
+      <Header route={route} status={status} onSignOut={signOut} />
+      <Banner status={status} />
+      <main class="page">
+        {route.kind === "folders" && <FolderList />}
+        {route.kind === "folder" && <FolderTree folder={route.folder!} />}
+        {route.kind === "doc" && <DocumentView path={route.path!} anchor={route.anchor} />}
+        {route.kind === "search" && <SearchView query={route.query ?? ""} folder={route.folder} />}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById("app")!);

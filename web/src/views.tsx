@@ -1,0 +1,181 @@
+// The folder list, a folder's tree of documents, and search results.
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { get, q, type Folder, type Hit, type Listed } from "./api";
+import { docUrl, Link } from "./router";
+
+/// Loads `path` whenever it changes; `null` while loading.
+export function useJson<T>(path: string | null): { data: T | null; error: string } {
+  const [state, setState] = useState<{ data: T | null; error: string }>({ data: null, error: "" });
+  useEffect(() => {
+    if (!path) return;
+    let live = true;
+    setState({ data: null, error: "" });
+    get<T>(path)
+      .then((data) => live && setState({ data, error: "" }))
+      .catch((e) => live && setState({ data: null, error: e instanceof Error ? e.message : String(e) }));
+    return () => {
+      live = false;
+    };
+  }, [path]);
+  return state;
+}
+
+export function Problem(props: { error: string }) {
+  return (
+    <p class="error" role="alert">
+      {props.error}
+    </p>
+  );
+}
+
+export function FolderList() {
+  const { data, error } = useJson<{ folders: Folder[]; loose_files: string[] }>("/api/folders");
+  if (error) return <Problem error={error} />;
+  if (!data) return <p class="muted">Loading folders…</p>;
+  return (
+    <section>
+      <h1>Folders</h1>
+      {data.folders.length === 0 && (
+        <p class="muted">No folders yet: every directory at the top of the docs dir is a folder.</p>
+      )}
+      <ul class="cards" aria-label="Folders">
+        {data.folders.map((f) => (
+          <li key={f.name} class="card">
+            <Link href={docUrl(f.name)}>
+              <strong>{f.title}</strong>
+            </Link>
+            <span class="muted">
+              {f.files} {f.files === 1 ? "document" : "documents"} · MCP {f.mcp ? "on" : "off"}
+            </span>
+            {f.created_by && <span class="badge">Made by an agent</span>}
+          </li>
+        ))}
+      </ul>
+      {data.loose_files.length > 0 && (
+        <>
+          <h2>Loose files</h2>
+          <p class="muted">Markdown at the top of the docs dir belongs to no folder and is not indexed.</p>
+          <ul>
+            {data.loose_files.map((f) => (
+              <li key={f}>{f}</li>
+            ))}
+          </ul>
+        </>
+      )}
+    </section>
+  );
+}
+
+interface TreeNode {
+  name: string;
+  path: string;
+  doc?: Listed;
+  children: Map<string, TreeNode>;
+}
+
+function buildTree(folder: string, docs: Listed[]): TreeNode {
+  const root: TreeNode = { name: folder, path: folder, children: new Map() };
+  for (const doc of docs) {
+    const parts = doc.path.split("/").slice(1);
+    let node = root;
+    parts.forEach((part, i) => {
+      let child = node.children.get(part);
+      if (!child) {
+        child = { name: part, path: `${node.path}/${part}`, children: new Map() };
+        node.children.set(part, child);
+      }
+      if (i === parts.length - 1) child.doc = doc;
+      node = child;
+    });
+  }
+  return root;
+}
+
+const CONVERTED = /\.(pdf|docx|html?|txt)$/i;
+
+function TreeList(props: { node: TreeNode }) {
+  const entries = [...props.node.children.values()].sort((a, b) => {
+    const dirs = Number(!!a.doc) - Number(!!b.doc);
+    return dirs !== 0 ? dirs : a.name.localeCompare(b.name);
+  });
+  return (
+    <ul class="tree">
+      {entries.map((node) =>
+        node.doc ? (
+          <li key={node.path}>
+            <Link href={docUrl(node.path)}>{node.doc.title}</Link>{" "}
+            <span class="muted small">{node.name}</span>
+            {CONVERTED.test(node.name) && <span class="badge small">converted</span>}
+            {node.doc.superseded_by.length > 0 && <span class="badge small">superseded</span>}
+          </li>
+        ) : (
+          <li key={node.path}>
+            <details open>
+              <summary>{node.name}/</summary>
+              <TreeList node={node} />
+            </details>
+          </li>
+        ),
+      )}
+    </ul>
+  );
+}
+
+export function FolderTree(props: { folder: string }) {
+  const { data, error } = useJson<{ docs: Listed[] }>(`/api/docs?folder=${q(props.folder)}`);
+  const tree = useMemo(() => data && buildTree(props.folder, data.docs), [data, props.folder]);
+  if (error) return <Problem error={error} />;
+  if (!tree || !data) return <p class="muted">Loading {props.folder}…</p>;
+  return (
+    <section>
+      <nav class="crumbs">
+        <Link href="/">Folders</Link> › {props.folder}
+      </nav>
+      <h1>{props.folder}</h1>
+      <p class="muted">{data.docs.length} documents</p>
+      <TreeList node={tree} />
+    </section>
+  );
+}
+
+/// The anchor of the deepest heading holding `line`, for opening a hit at its section.
+export function anchorFor(headings: { anchor: string; level: number; line: number; end_line: number }[], line: number) {
+  let best: { anchor: string; level: number } | null = null;
+  for (const h of headings) {
+    if (h.line <= line && line <= h.end_line && (!best || h.level >= best.level)) best = h;
+  }
+  return best?.anchor;
+}
+
+export function SearchView(props: { query: string; folder?: string }) {
+  const path = props.query.trim()
+    ? `/api/search?q=${q(props.query)}${props.folder ? `&folder=${q(props.folder)}` : ""}`
+    : null;
+  const { data, error } = useJson<{ hits: Hit[]; note?: string }>(path);
+  if (!path) return <p class="muted">Type a question or some words, then Enter.</p>;
+  if (error) return <Problem error={error} />;
+  if (!data) return <p class="muted">Searching…</p>;
+  return (
+    <section>
+      <h1>
+        Results for “{props.query}”{props.folder && <span class="muted"> in {props.folder}</span>}
+      </h1>
+      {data.note && <p class="banner">{data.note}</p>}
+      {data.hits.length === 0 && <p class="muted">Nothing found.</p>}
+      <ol class="hits">
+        {data.hits.map((hit) => (
+          <li key={`${hit.path}:${hit.start_line}`} class="hit">
+            <Link href={`${docUrl(hit.path)}#L${hit.start_line}`}>
+              <strong>{hit.heading || hit.title}</strong>
+            </Link>
+            <div class="muted small">
+              {hit.path} · lines {hit.start_line}–{hit.end_line} · similarity {hit.similarity.toFixed(2)} ·{" "}
+              {hit.modified.slice(0, 10)}
+            </div>
+            <p class="snippet">{hit.text.slice(0, 280)}</p>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

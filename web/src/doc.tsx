@@ -2,8 +2,9 @@
 // HTML alone cannot do filled in here: images fetched with the token as blobs, embedded
 // documents loaded, in-app links followed without a page load, the section a hit or a
 // `#heading` names scrolled to and highlighted, and the backlinks under it.
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { fileUrl, get, q, type Backlinks, type Rendered } from "./api";
+import { EditPanel } from "./edit";
 import { docUrl, Link, navigate } from "./router";
 import { anchorFor, Problem, useJson } from "./views";
 
@@ -53,8 +54,11 @@ function scrollToAnchor(root: HTMLElement, doc: Rendered, anchor: string | undef
   target.scrollIntoView({ block: "start" });
 }
 
-export function DocumentView(props: { path: string; anchor?: string }) {
-  const { data: doc, error } = useJson<Rendered>(`/api/render?path=${q(props.path)}`);
+export function DocumentView(props: { path: string; anchor?: string; readOnly: boolean }) {
+  const [version, setVersion] = useState(0);
+  const [editing, setEditing] = useState(false);
+  useEffect(() => setEditing(false), [props.path]);
+  const { data: doc, error } = useJson<Rendered>(`/api/render?path=${q(props.path)}&v=${version}`);
   const { data: backlinks } = useJson<Backlinks>(`/api/backlinks?path=${q(props.path)}`);
   const body = useRef<HTMLDivElement>(null);
 
@@ -64,7 +68,7 @@ export function DocumentView(props: { path: string; anchor?: string }) {
     const urls: string[] = [];
     fillIn(root, urls);
     return () => urls.forEach((u) => URL.revokeObjectURL(u));
-  }, [doc]);
+  }, [doc, editing]);
 
   useEffect(() => {
     if (doc && body.current) scrollToAnchor(body.current, doc, props.anchor);
@@ -95,6 +99,15 @@ export function DocumentView(props: { path: string; anchor?: string }) {
         <Link href="/">Folders</Link> › <Link href={docUrl(folder)}>{folder}</Link> ›{" "}
         {props.path.split("/").slice(1).join(" / ")}
       </nav>
+      <div class="doc-actions">
+        {doc.converted_from ? null : props.readOnly ? (
+          <button disabled title="RAGDOWN_READ_ONLY is set: this server writes nothing">
+            Edit
+          </button>
+        ) : (
+          !editing && <button onClick={() => setEditing(true)}>Edit</button>
+        )}
+      </div>
       {doc.superseded_by.length > 0 && (
         <p class="banner superseded">
           Superseded by{" "}
@@ -131,7 +144,17 @@ export function DocumentView(props: { path: string; anchor?: string }) {
           ))}
         </p>
       )}
-      <div class="markdown" ref={body} onClick={onClick} dangerouslySetInnerHTML={{ __html: doc.html }} />
+      {editing ? (
+        <EditPanel
+          path={props.path}
+          onClose={(saved) => {
+            setEditing(false);
+            if (saved) setVersion((v) => v + 1);
+          }}
+        />
+      ) : (
+        <div class="markdown" ref={body} onClick={onClick} dangerouslySetInnerHTML={{ __html: doc.html }} />
+      )}
       <section class="backlinks" aria-label="Backlinks">
         <h2>Backlinks</h2>
         {!backlinks && <p class="muted">Loading…</p>}

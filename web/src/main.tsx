@@ -172,7 +172,7 @@ function App() {
       <main class="page">
         {route.kind === "folders" && <FolderList />}
         {route.kind === "folder" && <FolderTree folder={route.folder!} />}
-        {route.kind === "doc" && <DocumentView path={route.path!} anchor={route.anchor} />}
+        {route.kind === "doc" && <DocumentView path={route.path!} anchor={route.anchor} readOnly={status.read_only} />}
         {route.kind === "search" && <SearchView query={route.query ?? ""} folder={route.folder} />}
       </main>
     </>

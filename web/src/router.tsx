@@ -34,7 +34,15 @@ export function docUrl(path: string, anchor?: string): string {
 
 const listeners = new Set<() => void>();
 
+/// Asked before the app leaves a page (unsaved edits); `false` stays.
+let leaveGuard: (() => boolean) | null = null;
+
+export function setLeaveGuard(guard: (() => boolean) | null): void {
+  leaveGuard = guard;
+}
+
 export function navigate(url: string): void {
+  if (leaveGuard && !leaveGuard()) return;
   history.pushState(null, "", url);
   listeners.forEach((l) => l());
 }

@@ -97,7 +97,13 @@ pub fn api_routes() -> Vec<ApiRoute> {
             post(move_doc).layer(DefaultBodyLimit::max(MAX_UPLOAD)),
         ),
         route("/api/backlinks", &[Method::GET], get(backlinks)),
-        route("/api/render", &[Method::GET], get(crate::rendering::render)),
+        route(
+            "/api/render",
+            &[Method::GET, Method::POST],
+            get(crate::rendering::render)
+                .post(crate::rendering::render_draft)
+                .layer(DefaultBodyLimit::max(MAX_UPLOAD)),
+        ),
         route("/api/file", &[Method::GET], get(file)),
         route(
             "/mcp",
@@ -176,7 +182,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 }
 
 /// The JSON object of a body: empty or non-object is `{}`, invalid JSON a 400.
-fn body_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
+pub(crate) fn body_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(Map::new());
     }
@@ -197,7 +203,7 @@ fn string_field(body: &Map<String, Value>, key: &str) -> ApiResult<Option<String
     }
 }
 
-fn required_field(body: &Map<String, Value>, key: &str) -> ApiResult<String> {
+pub(crate) fn required_field(body: &Map<String, Value>, key: &str) -> ApiResult<String> {
     string_field(body, key)?.ok_or_else(|| ApiError::bad_request(format!("{key} is missing")))
 }
 

@@ -1,4 +1,5 @@
-//! `GET /api/render?path=`: a document as the web UI shows it — sanitised HTML from
+//! `GET /api/render?path=`: a document as the web UI shows it (and `POST /api/render` with
+//! `{path, text}`: an unsaved draft of it, for the editor's preview) — sanitised HTML from
 //! `ragdown-render`, its links resolved by the folder's index (the same resolver search, backlinks
 //! and moves use), its headings with the line ranges hits cite, its frontmatter as properties.
 //!
@@ -16,7 +17,11 @@ use ragdown_render::{Rendered, Resolve};
 use ragdown_server::answers::Listed;
 use ragdown_server::paths;
 
-use crate::api::{blocking, open_document, required, with_folder};
+use axum::body::Bytes;
+
+use crate::api::{
+    blocking, body_object, open_document, required, required_field, split_path, with_folder,
+};
 use crate::{ApiResult, AppState, Folder};
 
 /// What `GET /api/render` answers.
@@ -85,6 +90,30 @@ pub(crate) async fn render(
             hash: opened.hash,
         })
         .into_response())
+    })
+    .await
+}
+
+/// Renders a draft as if it were the document at `path` (which need not exist yet): the links
+/// resolve from there. Nothing is written or logged.
+pub(crate) async fn render_draft(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let body = body_object(&body)?;
+    let folders = state.folders()?;
+    blocking(move || {
+        let path = required_field(&body, "path")?;
+        let text = required_field(&body, "text")?;
+        let (folder, rel) = split_path(&folders, &path)?;
+        let (rel, _) = paths::document(&folder.dir, &rel)?;
+        let snapshot = folder.engine.index.snapshot();
+        let links = FromDocument {
+            folder: &folder,
+            snapshot: &snapshot,
+            rel: &rel,
+        };
+        Ok(axum::Json(ragdown_render::render(&text, &links)).into_response())
     })
     .await
 }

@@ -18,8 +18,29 @@ use crate::ApiError;
 struct Dist;
 
 /// What a page of the app may load: its own scripts, styles and data, images from blobs it
-/// made (documents' images are fetched with the token), nothing framed, nothing inline.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/// made (documents' images are fetched with the token), nothing framed, no inline script. The
+/// one inline thing allowed is a `<style>` carrying this response's nonce: the editor
+/// (CodeMirror) injects its styles so, and reads the nonce from `index.html`.
+fn content_security_policy(style_nonce: Option<&str>) -> String {
+    let style = match style_nonce {
+        Some(nonce) => format!("style-src 'self' 'nonce-{nonce}'"),
+        None => "style-src 'self'".to_string(),
+    };
+    format!(
+        "default-src 'none'; script-src 'self'; {style}; img-src 'self' blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    )
+}
+
+/// Where `index.html` holds the nonce (web/build.mjs writes it).
+const NONCE_PLACEHOLDER: &str = "__CSP_NONCE__";
+
+/// A fresh nonce: 128 random bits, hex. `None` only when the OS has no randomness to give, and
+/// then the page goes without inline styles rather than with a guessable nonce.
+fn nonce() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
 
 fn content_type(path: &str) -> &'static str {
     match path.rsplit_once('.').map(|(_, ext)| ext) {
@@ -37,22 +58,35 @@ fn content_type(path: &str) -> &'static str {
 
 fn file(path: &str, cache: &'static str) -> Option<Response> {
     let embedded = Dist::get(path)?;
+    let mut bytes = embedded.data.into_owned();
+    let mut style_nonce = None;
+    if path == "index.html" {
+        let html = String::from_utf8_lossy(&bytes);
+        let nonce = nonce();
+        bytes = html
+            .replace(NONCE_PLACEHOLDER, nonce.as_deref().unwrap_or(""))
+            .into_bytes();
+        style_nonce = nonce;
+    }
     let mut response = (
         [
             (header::CONTENT_TYPE, content_type(path)),
             (header::CACHE_CONTROL, cache),
         ],
-        embedded.data.into_owned(),
+        bytes,
     )
         .into_response();
-    secure(response.headers_mut());
+    let headers = response.headers_mut();
+    if let Ok(csp) = HeaderValue::from_str(&content_security_policy(style_nonce.as_deref())) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    secure(headers);
     Some(response)
 }
 
-/// The headers every UI response carries.
+/// The headers every UI response carries besides its CSP.
 fn secure(headers: &mut axum::http::HeaderMap) {
     for (name, value) in [
-        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::REFERRER_POLICY, "no-referrer"),
         (header::X_FRAME_OPTIONS, "DENY"),
@@ -102,5 +136,22 @@ mod tests {
         }
         // No inline script: the CSP would refuse it.
         assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains(NONCE_PLACEHOLDER), "{html}");
+    }
+
+    #[test]
+    fn every_page_gets_its_own_style_nonce_and_never_inline_script() {
+        let a = nonce().unwrap();
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, nonce().unwrap());
+        let csp = content_security_policy(Some(&a));
+        assert!(
+            csp.contains(&format!("style-src 'self' 'nonce-{a}'")),
+            "{csp}"
+        );
+        assert!(
+            csp.contains("script-src 'self';") && !csp.contains("unsafe"),
+            "{csp}"
+        );
     }
 }

@@ -276,6 +276,22 @@ async fn every_protected_route_needs_the_token() {
         assert_eq!(headers["referrer-policy"], "no-referrer");
         let html = String::from_utf8(body).unwrap();
         assert!(html.contains(r#"<div id="app">"#), "{html}");
+        // The page's style nonce is in the header and the page, and is this response's own.
+        let nonce = csp
+            .split("'nonce-")
+            .nth(1)
+            .unwrap()
+            .split('\'')
+            .next()
+            .unwrap();
+        assert!(html.contains(&format!(r#"content="{nonce}""#)), "{html}");
+        let (_, again, _) = s.raw(Method::GET, page, None, false).await;
+        assert!(
+            !again["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .contains(nonce)
+        );
         // The app's hashed bundle, cached for good; a name that is not one is a 404.
         let script = html
             .split("src=\"")
@@ -835,6 +851,29 @@ async fn render_resolves_links_through_the_index_and_renders_inert() {
         .max_by_key(|h| h["level"].as_u64().unwrap())
         .unwrap();
     assert_eq!(at["anchor"], "hostile", "{found}");
+    // A draft renders as if it were at its path, before it exists, and nothing is written.
+    let (code, draft) = s
+        .call(
+            Method::POST,
+            "/api/render",
+            Some(json!({"path": "work/drafts/new.md", "text": "# New\n\nSee [[../ops/pg|pg]] <script>x</script>"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{draft}");
+    let html = draft["html"].as_str().unwrap();
+    assert!(html.contains(r#"href="/f/work/ops/pg.md""#), "{html}");
+    assert!(!html.contains("<script"), "{html}");
+    assert!(!s.docs.path().join("work/drafts").exists());
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/render",
+            Some(json!({"path": "work/../../x.md", "text": "x"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
     assert_eq!(
         s.get("/api/render?path=work/none.md").await.0,
         StatusCode::NOT_FOUND

@@ -219,6 +219,10 @@ async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Element {
     }
 }
 
+async fn click(c: &Client, locator: Locator<'_>) {
+    c.find(locator).await.unwrap().click().await.unwrap();
+}
+
 async fn wait_until(client: &Client, script: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -238,13 +242,7 @@ async fn sign_in(client: &Client, base: &str) {
         .send_keys(TOKEN)
         .await
         .unwrap();
-    client
-        .find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(client, Locator::Css("button[type=submit]")).await;
     wait_for(client, "ul.cards").await;
 }
 
@@ -260,12 +258,7 @@ async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
         .send_keys("wrong")
         .await
         .unwrap();
-    c.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Css("button[type=submit]")).await;
     let refused = wait_for(&c, ".signin .error").await.text().await.unwrap();
     assert!(refused.contains("refused"), "{refused}");
     screenshot(&c, "sign-in-refused").await;
@@ -283,20 +276,10 @@ async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
     screenshot(&c, "folders").await;
 
     // The folder's tree, then a document.
-    c.find(Locator::LinkText("work"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::LinkText("work")).await;
     wait_for(&c, "ul.tree").await;
     screenshot(&c, "folder-tree").await;
-    c.find(Locator::LinkText("Guide"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::LinkText("Guide")).await;
     wait_for(&c, ".markdown h1").await;
     assert_eq!(c.current_url().await.unwrap().path(), "/f/work/guide.md");
     let properties = c
@@ -327,12 +310,7 @@ async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
     screenshot(&c, "document").await;
 
     // A wikilink to a heading opens its document at that section.
-    c.find(Locator::Css(".markdown a.wikilink"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Css(".markdown a.wikilink")).await;
     wait_for(&c, ".markdown h2.highlight").await;
     let url = c.current_url().await.unwrap();
     assert_eq!(
@@ -356,12 +334,7 @@ async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
     wait_for(&c, ".markdown h2.highlight").await;
 
     // Sign out asks again.
-    c.find(Locator::Css("header button.link"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Css("header button.link")).await;
     wait_for(&c, "#token").await;
     c.close().await.unwrap();
 }
@@ -426,18 +399,8 @@ async fn a_hostile_document_executes_nothing_and_the_token_needs_no_prompt_on_a_
     wait_for(&c, ".markdown h1").await;
     // Give anything that would run the time to run.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    c.find(Locator::LinkText("click me"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    c.find(Locator::LinkText("bad link"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::LinkText("click me")).await;
+    click(&c, Locator::LinkText("bad link")).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(c.get_alert_text().await.is_err(), "an alert opened");
     let pwned = c
@@ -464,5 +427,158 @@ async fn a_hostile_document_executes_nothing_and_the_token_needs_no_prompt_on_a_
     assert_eq!(frames, json!(0));
     assert!(ui.docs.path().join("work/hostile.md").exists());
     screenshot(&c, "hostile-document").await;
+    c.close().await.unwrap();
+}
+
+/// The editor's text, as CodeMirror holds it.
+async fn editor_text(c: &Client) -> String {
+    let value = c
+        .execute(
+            "return [...document.querySelectorAll('.cm-line')].map(l => l.textContent).join('\\n')",
+            vec![],
+        )
+        .await
+        .unwrap();
+    value.as_str().unwrap_or_default().to_string()
+}
+
+/// Types at the end of the editor's text, then saves with Ctrl+S.
+async fn type_and_save(c: &Client, text: &str) {
+    let content = c.find(Locator::Css(".cm-content")).await.unwrap();
+    content.click().await.unwrap();
+    // Ctrl+End (modifiers stay down until the NULL key), the text, then Ctrl+S.
+    content
+        .send_keys(&format!("\u{E009}\u{E010}\u{E000}{text}\u{E009}s\u{E000}"))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edit_save_and_both_answers_to_a_conflict() {
+    let ui = Ui::start(&[]).await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    c.goto(&format!("{}/f/work/backups.md", ui.base))
+        .await
+        .unwrap();
+    wait_for(&c, ".doc-actions button")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_for(&c, ".cm-content").await;
+    wait_until(
+        &c,
+        "return document.querySelector('.cm-line')?.textContent === '# Backups'",
+    )
+    .await;
+    // The editor's own styles applied: the page's CSP admitted them by this response's nonce.
+    wait_until(
+        &c,
+        "return getComputedStyle(document.querySelector('.cm-gutters')).display === 'flex'",
+    )
+    .await;
+    let file = ui.docs.path().join("work/backups.md");
+
+    // A plain save.
+    type_and_save(&c, "\nSaved from the browser.").await;
+    wait_until(
+        &c,
+        "return document.querySelector('.edit .status')?.textContent === 'Saved.'",
+    )
+    .await;
+    let on_disk = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        on_disk.ends_with("twice and check the row counts.\n\nSaved from the browser."),
+        "{on_disk:?}"
+    );
+
+    // The preview is the server's rendering of the draft.
+    click(&c, Locator::Css(".switch button:nth-child(2)")).await;
+    let preview = wait_for(&c, ".preview h2").await.text().await.unwrap();
+    assert_eq!(preview, "Restore");
+    click(&c, Locator::Css(".switch button:nth-child(1)")).await;
+
+    // Someone changes the file meanwhile: the save is refused and the dialog says so.
+    std::fs::write(&file, "# Backups\n\nRewritten by an agent.\n").unwrap();
+    type_and_save(&c, " Mine.").await;
+    wait_for(&c, "dialog.conflict[open]").await;
+    click(&c, Locator::XPath("//dialog//button[text()='Show both']")).await;
+    let both = wait_for(&c, "dialog .both").await.text().await.unwrap();
+    assert!(
+        both.contains("Rewritten by an agent.") && both.contains("Mine."),
+        "{both}"
+    );
+    screenshot(&c, "edit-conflict").await;
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "# Backups\n\nRewritten by an agent.\n"
+    );
+    // Save mine over it.
+    click(
+        &c,
+        Locator::XPath("//dialog//button[text()='Save mine over it']"),
+    )
+    .await;
+    wait_until(&c, "return !document.querySelector('dialog.conflict[open]') && document.querySelector('.edit .status')?.textContent === 'Saved.'").await;
+    let mine = std::fs::read_to_string(&file).unwrap();
+    assert!(mine.ends_with("Saved from the browser. Mine."), "{mine:?}");
+
+    // Again, and this time discard mine: the editor shows the disk's text, the file is kept.
+    std::fs::write(&file, "# Backups\n\nThe agent's second version.\n").unwrap();
+    type_and_save(&c, " Lost.").await;
+    wait_for(&c, "dialog.conflict[open]").await;
+    click(
+        &c,
+        Locator::XPath("//dialog//button[text()='Discard mine']"),
+    )
+    .await;
+    wait_until(
+        &c,
+        "return !document.querySelector('dialog.conflict[open]')",
+    )
+    .await;
+    let shown = editor_text(&c).await;
+    assert_eq!(
+        shown, "# Backups\n\nThe agent's second version.\n",
+        "{shown:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "# Backups\n\nThe agent's second version.\n"
+    );
+    screenshot(&c, "edit-after-discard").await;
+
+    // Done shows the document as saved.
+    click(&c, Locator::XPath("//button[text()='Done']")).await;
+    wait_until(&c, "return document.querySelector('.markdown')?.textContent.includes(\"The agent's second version.\")").await;
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_disables_writing_and_says_why() {
+    let ui = Ui::start(&[("RAGDOWN_READ_ONLY", "true")]).await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    assert!(
+        c.find(Locator::Css("header .badge"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+            .contains("read-only")
+    );
+    c.goto(&format!("{}/f/work/backups.md", ui.base))
+        .await
+        .unwrap();
+    let edit = wait_for(&c, ".doc-actions button").await;
+    assert!(
+        !edit.is_enabled().await.unwrap(),
+        "Edit is disabled under read-only"
+    );
+    let why = edit.attr("title").await.unwrap().unwrap_or_default();
+    assert!(why.contains("RAGDOWN_READ_ONLY"), "{why}");
+    screenshot(&c, "read-only").await;
     c.close().await.unwrap();
 }

@@ -73,6 +73,7 @@ export interface Status {
   chunks?: number;
   syncing?: boolean;
   embedder?: string | null;
+  settings?: { root_mcp?: boolean };
 }
 
 export interface Folder {

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { fileUrl, get, q, type Backlinks, type Rendered } from "./api";
 import { EditPanel } from "./edit";
+import { DeleteDocument, MoveDocument } from "./manage";
 import { docUrl, Link, navigate } from "./router";
 import { anchorFor, Problem, useJson } from "./views";
 
@@ -57,6 +58,7 @@ function scrollToAnchor(root: HTMLElement, doc: Rendered, anchor: string | undef
 export function DocumentView(props: { path: string; anchor?: string; readOnly: boolean }) {
   const [version, setVersion] = useState(0);
   const [editing, setEditing] = useState(false);
+  const [dialog, setDialog] = useState<"" | "move" | "delete">("");
   useEffect(() => setEditing(false), [props.path]);
   const { data: doc, error } = useJson<Rendered>(`/api/render?path=${q(props.path)}&v=${version}`);
   const { data: backlinks } = useJson<Backlinks>(`/api/backlinks?path=${q(props.path)}`);
@@ -105,9 +107,17 @@ export function DocumentView(props: { path: string; anchor?: string; readOnly: b
             Edit
           </button>
         ) : (
-          !editing && <button onClick={() => setEditing(true)}>Edit</button>
+          !editing && (
+            <>
+              <button onClick={() => setEditing(true)}>Edit</button>
+              <button class="secondary" onClick={() => setDialog("move")}>Move</button>
+              <button class="secondary danger-text" onClick={() => setDialog("delete")}>Delete</button>
+            </>
+          )
         )}
       </div>
+      {dialog === "move" && <MoveDocument path={props.path} onClose={() => setDialog("")} />}
+      {dialog === "delete" && <DeleteDocument path={props.path} onClose={() => setDialog("")} />}
       {doc.superseded_by.length > 0 && (
         <p class="banner superseded">
           Superseded by{" "}

@@ -170,8 +170,8 @@ function App() {
       <Header route={route} status={status} onSignOut={signOut} />
       <Banner status={status} />
       <main class="page">
-        {route.kind === "folders" && <FolderList />}
-        {route.kind === "folder" && <FolderTree folder={route.folder!} />}
+        {route.kind === "folders" && <FolderList status={status} />}
+        {route.kind === "folder" && <FolderTree folder={route.folder!} status={status} />}
         {route.kind === "doc" && <DocumentView path={route.path!} anchor={route.anchor} readOnly={status.read_only} />}
         {route.kind === "search" && <SearchView query={route.query ?? ""} folder={route.folder} />}
       </main>

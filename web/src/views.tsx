@@ -1,23 +1,37 @@
 // The folder list, a folder's tree of documents, and search results.
-import { useEffect, useMemo, useState } from "preact/hooks";
-import { get, q, type Folder, type Hit, type Listed } from "./api";
-import { docUrl, Link } from "./router";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { get, q, type Folder, type Hit, type Listed, type Status } from "./api";
+import {
+  CreateFolder,
+  DeleteFolder,
+  type FolderWithHook,
+  FolderSettings,
+  McpConfig,
+  NewDocument,
+  RenameFolder,
+  UploadButton,
+} from "./manage";
+import { docUrl, Link, navigate } from "./router";
 
 /// Loads `path` whenever it changes; `null` while loading.
-export function useJson<T>(path: string | null): { data: T | null; error: string } {
+export function useJson<T>(path: string | null): { data: T | null; error: string; reload: () => void } {
+  const [version, setVersion] = useState(0);
+  // A reload keeps showing what is there until the new data arrives; a new path starts empty.
+  const shown = useRef(path);
   const [state, setState] = useState<{ data: T | null; error: string }>({ data: null, error: "" });
   useEffect(() => {
     if (!path) return;
     let live = true;
-    setState({ data: null, error: "" });
+    if (shown.current !== path) setState({ data: null, error: "" });
+    shown.current = path;
     get<T>(path)
       .then((data) => live && setState({ data, error: "" }))
       .catch((e) => live && setState({ data: null, error: e instanceof Error ? e.message : String(e) }));
     return () => {
       live = false;
     };
-  }, [path]);
-  return state;
+  }, [path, version]);
+  return { ...state, reload: () => setVersion((v) => v + 1) };
 }
 
 export function Problem(props: { error: string }) {
@@ -28,12 +42,17 @@ export function Problem(props: { error: string }) {
   );
 }
 
-export function FolderList() {
+export function FolderList(props: { status: Status }) {
   const { data, error } = useJson<{ folders: Folder[]; loose_files: string[] }>("/api/folders");
+  const [creating, setCreating] = useState(false);
   if (error) return <Problem error={error} />;
   if (!data) return <p class="muted">Loading folders…</p>;
   return (
     <section>
+      <div class="page-actions">
+        {!props.status.read_only && <button onClick={() => setCreating(true)}>New folder</button>}
+      </div>
+      {creating && <CreateFolder onClose={() => setCreating(false)} />}
       <h1>Folders</h1>
       {data.folders.length === 0 && (
         <p class="muted">No folders yet: every directory at the top of the docs dir is a folder.</p>
@@ -121,17 +140,45 @@ function TreeList(props: { node: TreeNode }) {
   );
 }
 
-export function FolderTree(props: { folder: string }) {
-  const { data, error } = useJson<{ docs: Listed[] }>(`/api/docs?folder=${q(props.folder)}`);
+export function FolderTree(props: { folder: string; status: Status }) {
+  const { data, error, reload } = useJson<{ docs: Listed[] }>(`/api/docs?folder=${q(props.folder)}`);
+  const folders = useJson<{ folders: FolderWithHook[] }>("/api/folders");
   const tree = useMemo(() => data && buildTree(props.folder, data.docs), [data, props.folder]);
+  const [dialog, setDialog] = useState<"" | "new" | "rename" | "delete">("");
+  const [panel, setPanel] = useState<"" | "settings" | "mcp">("");
   if (error) return <Problem error={error} />;
   if (!tree || !data) return <p class="muted">Loading {props.folder}…</p>;
+  const folder = folders.data?.folders.find((f) => f.name === props.folder);
+  const writable = !props.status.read_only;
+  const close = () => setDialog("");
   return (
     <section>
       <nav class="crumbs">
         <Link href="/">Folders</Link> › {props.folder}
       </nav>
-      <h1>{props.folder}</h1>
+      <div class="page-actions">
+        {writable && <button onClick={() => setDialog("new")}>New document</button>}
+        {writable && <UploadButton folder={props.folder} onDone={(path) => navigate(docUrl(path))} />}
+        <button class="secondary" aria-expanded={panel === "settings"} onClick={() => setPanel(panel === "settings" ? "" : "settings")}>
+          Settings
+        </button>
+        {folder?.mcp && (
+          <button class="secondary" aria-expanded={panel === "mcp"} onClick={() => setPanel(panel === "mcp" ? "" : "mcp")}>
+            Copy MCP config
+          </button>
+        )}
+        {writable && <button class="secondary" onClick={() => setDialog("rename")}>Rename</button>}
+        {writable && <button class="secondary danger-text" onClick={() => setDialog("delete")}>Delete</button>}
+      </div>
+      {props.status.read_only && (
+        <p class="muted small">This server is read-only (RAGDOWN_READ_ONLY): documents cannot be written; folder settings can.</p>
+      )}
+      {dialog === "new" && <NewDocument folder={props.folder} onClose={close} />}
+      {dialog === "rename" && <RenameFolder folder={props.folder} onClose={close} />}
+      {dialog === "delete" && <DeleteFolder folder={props.folder} onClose={close} />}
+      <h1>{folder?.title ?? props.folder}</h1>
+      {panel === "settings" && folder && <FolderSettings folder={folder} onSaved={() => { folders.reload(); reload(); }} />}
+      {panel === "mcp" && folder && <McpConfig folder={folder} root={!!props.status.settings?.root_mcp} />}
       <p class="muted">{data.docs.length} documents</p>
       <TreeList node={tree} />
     </section>

@@ -230,7 +230,13 @@ async fn wait_until(client: &Client, script: &str) {
         if value == Value::Bool(true) {
             return;
         }
-        assert!(Instant::now() < deadline, "never true: {script}");
+        if Instant::now() > deadline {
+            let text = client
+                .execute("return document.body.innerText", vec![])
+                .await
+                .unwrap();
+            panic!("never true: {script}; the page says: {text}");
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -580,5 +586,193 @@ async fn read_only_disables_writing_and_says_why() {
     let why = edit.attr("title").await.unwrap().unwrap_or_default();
     assert!(why.contains("RAGDOWN_READ_ONLY"), "{why}");
     screenshot(&c, "read-only").await;
+    c.close().await.unwrap();
+}
+
+async fn fill(c: &Client, css: &str, text: &str) {
+    let input = wait_for(c, css).await;
+    input.clear().await.unwrap();
+    input.send_keys(text).await.unwrap();
+}
+
+/// Clicks the button labelled `label`, waiting for it to appear.
+async fn click_button(c: &Client, label: &str) {
+    let xpath = format!("//button[normalize-space()='{label}']");
+    let button = c
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::XPath(&xpath))
+        .await
+        .unwrap_or_else(|e| panic!("no button {label}: {e}"));
+    button.click().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_document_upload_move_and_delete() {
+    let ui = Ui::start(&[]).await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    c.goto(&format!("{}/f/work", ui.base)).await.unwrap();
+    wait_for(&c, "ul.tree").await;
+
+    // A new document in a new subfolder: `# <title>`, then it opens.
+    click_button(&c, "New document").await;
+    fill(&c, "dialog input[name=title]", "Release Checklist").await;
+    fill(&c, "dialog input[name=subfolder]", "plans/2026").await;
+    screenshot(&c, "new-document").await;
+    click_button(&c, "Create").await;
+    wait_until(&c, "return location.pathname === '/f/work/plans/2026/Release%20Checklist.md' && !!document.querySelector('.markdown h1')").await;
+    let created = ui.docs.path().join("work/plans/2026/Release Checklist.md");
+    assert_eq!(
+        std::fs::read_to_string(&created).unwrap(),
+        "# Release Checklist\n"
+    );
+
+    // The same name again: it offers to open the one there.
+    c.goto(&format!("{}/f/work", ui.base)).await.unwrap();
+    click_button(&c, "New document").await;
+    fill(&c, "dialog input[name=title]", "Release Checklist").await;
+    fill(&c, "dialog input[name=subfolder]", "plans/2026").await;
+    click_button(&c, "Create").await;
+    let taken = wait_for(&c, "dialog .error").await.text().await.unwrap();
+    assert!(taken.contains("already exists"), "{taken}");
+    click_button(&c, "Open it").await;
+    wait_until(
+        &c,
+        "return location.pathname.endsWith('Release%20Checklist.md')",
+    )
+    .await;
+
+    // Upload a Markdown file; uploading over an existing one asks first.
+    let upload = tempfile::tempdir().unwrap();
+    let file = upload.path().join("backups.md");
+    std::fs::write(&file, "# Backups\n\nUploaded over the old one.\n").unwrap();
+    c.goto(&format!("{}/f/work", ui.base)).await.unwrap();
+    wait_for(&c, "ul.tree").await;
+    c.find(Locator::Css("input[type=file]"))
+        .await
+        .unwrap()
+        .send_keys(&file.to_string_lossy())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let question = loop {
+        if let Ok(text) = c.get_alert_text().await {
+            break text;
+        }
+        assert!(Instant::now() < deadline, "no question before replacing");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(question.contains("already exists"), "{question}");
+    c.accept_alert().await.unwrap();
+    wait_until(&c, "return location.pathname === '/f/work/backups.md' && (document.querySelector('.markdown')?.textContent ?? '').includes('Uploaded over the old one.')").await;
+
+    // Move the document the guide links to: the guide's link is rewritten, and the app says so.
+    click_button(&c, "Move").await;
+    fill(&c, "dialog input[name=to]", "work/ops/restore-runbook.md").await;
+    click(
+        &c,
+        Locator::XPath("//dialog//button[normalize-space()='Move']"),
+    )
+    .await;
+    let updated = wait_for(&c, "dialog ul.updated")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(updated, "work/guide.md");
+    screenshot(&c, "moved").await;
+    let guide = std::fs::read_to_string(ui.docs.path().join("work/guide.md")).unwrap();
+    assert!(guide.contains("restore-runbook#Restore"), "{guide}");
+    click_button(&c, "Open it").await;
+    wait_until(&c, "return location.pathname === '/f/work/ops/restore-runbook.md'").await;
+
+    // Delete, confirmed.
+    wait_for(&c, ".markdown h1").await;
+    click_button(&c, "Delete").await;
+    click(
+        &c,
+        Locator::XPath("//dialog//button[normalize-space()='Delete']"),
+    )
+    .await;
+    wait_until(&c, "return location.pathname === '/f/work'").await;
+    assert!(!ui.docs.path().join("work/ops/restore-runbook.md").exists());
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn folders_create_configure_copy_mcp_rename_and_delete() {
+    let ui = Ui::start(&[]).await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    click_button(&c, "New folder").await;
+    fill(&c, "dialog input[name=name]", "team").await;
+    click_button(&c, "Create").await;
+    wait_until(&c, "return location.pathname === '/f/team'").await;
+    assert!(ui.docs.path().join("team").is_dir());
+
+    // Settings: title, MCP on, a hook value; saved to the folder's .ragdown.json.
+    click_button(&c, "Settings").await;
+    fill(&c, "form.settings input[name=title]", "Team Notes").await;
+    click(&c, Locator::Css("form.settings input[name=mcp]")).await;
+    fill(&c, "form.settings input[name=top_k]", "2").await;
+    click_button(&c, "Save settings").await;
+    wait_until(
+        &c,
+        "return document.querySelector('form.settings [role=status]')?.textContent === 'Saved.'",
+    )
+    .await;
+    let config: Value = serde_json::from_str(
+        &std::fs::read_to_string(ui.docs.path().join("team/.ragdown.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(config["title"], "Team Notes");
+    assert_eq!(config["mcp"], true);
+    assert_eq!(config["hook"]["top_k"], 2);
+    wait_until(
+        &c,
+        "return document.querySelector('h1')?.textContent === 'Team Notes'",
+    )
+    .await;
+    screenshot(&c, "folder-settings").await;
+
+    // MCP on: the config to copy names the endpoint and carries the header.
+    click_button(&c, "Copy MCP config").await;
+    let config = wait_for(&c, ".mcp-config").await.text().await.unwrap();
+    assert!(
+        config.contains(&format!(
+            "claude mcp add --transport http ragdown-team {}/mcp/team",
+            ui.base
+        )) && config.contains(&format!("Bearer {TOKEN}"))
+            && config.contains("\"mcpServers\""),
+        "{config}"
+    );
+    screenshot(&c, "mcp-config").await;
+
+    // Rename (re-indexed under the new name), then delete by typing the name.
+    click_button(&c, "Rename").await;
+    fill(&c, "dialog input[name=name]", "crew").await;
+    click(
+        &c,
+        Locator::XPath("//dialog//button[normalize-space()='Rename']"),
+    )
+    .await;
+    wait_until(&c, "return location.pathname === '/f/crew'").await;
+    assert!(ui.docs.path().join("crew").is_dir() && !ui.docs.path().join("team").exists());
+    click_button(&c, "Delete").await;
+    let delete = c
+        .find(Locator::XPath(
+            "//dialog//button[normalize-space()='Delete folder']",
+        ))
+        .await
+        .unwrap();
+    assert!(
+        !delete.is_enabled().await.unwrap(),
+        "enabled before the name is typed"
+    );
+    fill(&c, "dialog input[name=confirm]", "crew").await;
+    delete.click().await.unwrap();
+    wait_until(&c, "return location.pathname === '/'").await;
+    assert!(!ui.docs.path().join("crew").exists());
     c.close().await.unwrap();
 }

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, get, setToken, token, type Status } from "./api";
 import { DocumentView } from "./doc";
 import { Link, navigate, type Route, useRoute } from "./router";
+import { ServerSettings, UsageView } from "./settings";
 import { FolderList, FolderTree, SearchView } from "./views";
 import "./style.css";
 
@@ -98,6 +99,9 @@ function Header(props: { route: Route; status: Status; onSignOut: () => void }) 
           onInput={(e) => setText(e.currentTarget.value)}
         />
       </form>
+      <Link href="/settings" class="nav">
+        Settings
+      </Link>
       {props.status.read_only && <span class="badge" title="RAGDOWN_READ_ONLY is set: nothing can be written">read-only</span>}
       {props.status.auth_required && (
         <button class="link" onClick={props.onSignOut}>
@@ -174,6 +178,8 @@ function App() {
         {route.kind === "folder" && <FolderTree folder={route.folder!} status={status} />}
         {route.kind === "doc" && <DocumentView path={route.path!} anchor={route.anchor} readOnly={status.read_only} />}
         {route.kind === "search" && <SearchView query={route.query ?? ""} folder={route.folder} />}
+        {route.kind === "settings" && <ServerSettings />}
+        {route.kind === "usage" && <UsageView />}
       </main>
     </>
   );

@@ -1,11 +1,12 @@
 // A small history router over the app's URLs: `/` (folders), `/f/<folder>` (its tree),
-// `/f/<folder>/<path>` (a document, `#anchor` a heading), `/search?q=&folder=`. The server
+// `/f/<folder>/<path>` (a document, `#anchor` a heading), `/search?q=&folder=`, `/settings`,
+// `/settings/usage`. The server
 // answers index.html for every such path, so deep links and reloads work.
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
 export interface Route {
-  kind: "folders" | "folder" | "doc" | "search";
+  kind: "folders" | "folder" | "doc" | "search" | "settings" | "usage";
   folder?: string;
   path?: string;
   query?: string;
@@ -19,6 +20,7 @@ export function parseRoute(): Route {
     const params = new URLSearchParams(location.search);
     return { kind: "search", query: params.get("q") ?? "", folder: params.get("folder") ?? undefined };
   }
+  if (parts[0] === "settings") return { kind: parts[1] === "usage" ? "usage" : "settings" };
   if (parts[0] === "f" && parts.length === 2) return { kind: "folder", folder: parts[1] };
   if (parts[0] === "f" && parts.length > 2) {
     return { kind: "doc", folder: parts[1], path: parts.slice(1).join("/"), anchor };

@@ -219,8 +219,15 @@ async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Element {
     }
 }
 
+/// Clicks what `locator` finds, waiting (bounded) for it to appear.
 async fn click(c: &Client, locator: Locator<'_>) {
-    c.find(locator).await.unwrap().click().await.unwrap();
+    let found = c
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(locator)
+        .await
+        .unwrap_or_else(|e| panic!("nothing to click: {e}"));
+    found.click().await.unwrap();
 }
 
 async fn wait_until(client: &Client, script: &str) {
@@ -598,13 +605,7 @@ async fn fill(c: &Client, css: &str, text: &str) {
 /// Clicks the button labelled `label`, waiting for it to appear.
 async fn click_button(c: &Client, label: &str) {
     let xpath = format!("//button[normalize-space()='{label}']");
-    let button = c
-        .wait()
-        .at_most(Duration::from_secs(10))
-        .for_element(Locator::XPath(&xpath))
-        .await
-        .unwrap_or_else(|e| panic!("no button {label}: {e}"));
-    button.click().await.unwrap();
+    click(c, Locator::XPath(&xpath)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -685,7 +686,11 @@ async fn new_document_upload_move_and_delete() {
     let guide = std::fs::read_to_string(ui.docs.path().join("work/guide.md")).unwrap();
     assert!(guide.contains("restore-runbook#Restore"), "{guide}");
     click_button(&c, "Open it").await;
-    wait_until(&c, "return location.pathname === '/f/work/ops/restore-runbook.md'").await;
+    wait_until(
+        &c,
+        "return location.pathname === '/f/work/ops/restore-runbook.md'",
+    )
+    .await;
 
     // Delete, confirmed.
     wait_for(&c, ".markdown h1").await;
@@ -774,5 +779,77 @@ async fn folders_create_configure_copy_mcp_rename_and_delete() {
     delete.click().await.unwrap();
     wait_until(&c, "return location.pathname === '/'").await;
     assert!(!ui.docs.path().join("crew").exists());
+    c.close().await.unwrap();
+}
+
+/// The text of one cell of a settings row.
+async fn setting_cell(c: &Client, key: &str, cell: &str) -> String {
+    c.find(Locator::Css(&format!("tr[data-setting={key}] td.{cell}")))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_settings_and_usage() {
+    let ui = Ui::start(&[("RAGDOWN_TEXT_LIMIT", "700")]).await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    click(&c, Locator::LinkText("Settings")).await;
+    wait_for(&c, "table.settings-table").await;
+    assert_eq!(setting_cell(&c, "text_limit", "env").await, "700");
+    assert_eq!(setting_cell(&c, "text_limit", "saved").await, "—");
+
+    // A saved value wins over the variable, and is in .ragdown-server.json.
+    fill(&c, "#setting-text_limit", "500").await;
+    click(
+        &c,
+        Locator::Css("tr[data-setting=text_limit] button[type=submit]"),
+    )
+    .await;
+    wait_until(&c, "return document.querySelector('tr[data-setting=text_limit] td.saved')?.textContent === '500'").await;
+    let saved_file = ui.docs.path().join(".ragdown-server.json");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved_file).unwrap()).unwrap();
+    assert_eq!(saved["text_limit"], 500);
+    screenshot(&c, "settings-server").await;
+    // Back to the variable.
+    click(&c, Locator::Css("tr[data-setting=text_limit] button.link")).await;
+    wait_until(&c, "return document.querySelector('tr[data-setting=text_limit] td.saved')?.textContent === '—'").await;
+    // Nothing is saved any more: the file is gone.
+    assert!(!saved_file.exists());
+    assert_eq!(
+        c.find(Locator::Css("#setting-text_limit"))
+            .await
+            .unwrap()
+            .prop("value")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("700")
+    );
+
+    // The log is off: Usage says so plainly. Turned on, a search shows up there; then cleared.
+    click(&c, Locator::LinkText("Usage")).await;
+    let off = wait_for(&c, ".banner").await.text().await.unwrap();
+    assert!(off.contains("query log is off"), "{off}");
+    click(&c, Locator::LinkText("Settings → Server")).await;
+    click(&c, Locator::Css("#setting-query_log")).await;
+    wait_until(&c, "return document.querySelector('tr[data-setting=query_log] td.saved')?.textContent === 'on'").await;
+    c.goto(&format!("{}/search?q=restore&folder=work", ui.base))
+        .await
+        .unwrap();
+    wait_for(&c, "ol.hits li").await;
+    c.goto(&format!("{}/settings/usage", ui.base))
+        .await
+        .unwrap();
+    let usage = wait_for(&c, "dl.usage").await.text().await.unwrap();
+    assert!(usage.contains("1 (0 by agents, 1 here)"), "{usage}");
+    screenshot(&c, "settings-usage").await;
+    click_button(&c, "Clear the log").await;
+    c.accept_alert().await.unwrap();
+    wait_until(&c, "return document.querySelector('dl.usage')?.textContent.includes('0 (0 by agents, 0 here)')").await;
     c.close().await.unwrap();
 }

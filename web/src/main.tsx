@@ -63,6 +63,12 @@ function Header(props: { route: Route; status: Status; onSignOut: () => void }) 
   const input = useRef<HTMLInputElement>(null);
   const [text, setText] = useState(props.route.kind === "search" ? props.route.query ?? "" : "");
   const folder = props.route.folder;
+  const typing = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const search = (value: string, replace: boolean) => {
+    const params = new URLSearchParams({ q: value });
+    if (folder) params.set("folder", folder);
+    navigate(`/search?${params}`, replace);
+  };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       const target = e.target as HTMLElement;
@@ -84,9 +90,8 @@ function Header(props: { route: Route; status: Status; onSignOut: () => void }) 
         role="search"
         onSubmit={(e) => {
           e.preventDefault();
-          const params = new URLSearchParams({ q: text });
-          if (folder) params.set("folder", folder);
-          navigate(`/search?${params}`);
+          clearTimeout(typing.current);
+          search(text, false);
         }}
       >
         <input
@@ -96,7 +101,15 @@ function Header(props: { route: Route; status: Status; onSignOut: () => void }) 
           placeholder={folder ? `Search ${folder} (press /)` : "Search every folder (press /)"}
           aria-label="Search"
           value={text}
-          onInput={(e) => setText(e.currentTarget.value)}
+          onInput={(e) => {
+            const value = e.currentTarget.value;
+            setText(value);
+            // Search as you type: a pause of 250 ms runs it; one history entry per search page.
+            clearTimeout(typing.current);
+            if (value.trim().length >= 2) {
+              typing.current = setTimeout(() => search(value, props.route.kind === "search"), 250);
+            }
+          }}
         />
       </form>
       <Link href="/settings" class="nav">

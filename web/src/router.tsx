@@ -43,9 +43,11 @@ export function setLeaveGuard(guard: (() => boolean) | null): void {
   leaveGuard = guard;
 }
 
-export function navigate(url: string): void {
+/// Goes to `url`; `replace` swaps the current history entry (search as you type keeps one).
+export function navigate(url: string, replace = false): void {
   if (leaveGuard && !leaveGuard()) return;
-  history.pushState(null, "", url);
+  if (replace) history.replaceState(null, "", url);
+  else history.pushState(null, "", url);
   listeners.forEach((l) => l());
 }
 

@@ -1,6 +1,6 @@
 // The folder list, a folder's tree of documents, and search results.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { get, q, type Folder, type Hit, type Listed, type Status } from "./api";
+import { get, q, send, type Folder, type Hit, type Listed, type Status } from "./api";
 import {
   CreateFolder,
   DeleteFolder,
@@ -43,7 +43,7 @@ export function Problem(props: { error: string }) {
 }
 
 export function FolderList(props: { status: Status }) {
-  const { data, error } = useJson<{ folders: Folder[]; loose_files: string[] }>("/api/folders");
+  const { data, error, reload } = useJson<{ folders: Folder[]; loose_files: string[] }>("/api/folders");
   const [creating, setCreating] = useState(false);
   if (error) return <Problem error={error} />;
   if (!data) return <p class="muted">Loading folders…</p>;
@@ -74,9 +74,23 @@ export function FolderList(props: { status: Status }) {
         <>
           <h2>Loose files</h2>
           <p class="muted">Markdown at the top of the docs dir belongs to no folder and is not indexed.</p>
-          <ul>
+          <ul class="loose">
             {data.loose_files.map((f) => (
-              <li key={f}>{f}</li>
+              <li key={f}>
+                {f}{" "}
+                {!props.status.read_only && (
+                  <button
+                    class="link danger-text"
+                    onClick={async () => {
+                      if (!confirm(`Delete ${f}? There is no trash and no undo.`)) return;
+                      await send("DELETE", `/api/loose?name=${q(f)}`).catch((e) => alert(String(e)));
+                      reload();
+                    }}
+                  >
+                    Delete
+                  </button>
+                )}
+              </li>
             ))}
           </ul>
         </>

@@ -45,6 +45,8 @@ fn fixture(docs: &Path) {
     );
     write(docs, "work/img/logo.png", PNG);
     write(docs, "home/garden.md", b"# Garden\n\nTomatoes need sun.\n");
+    // Loose at the top of the docs dir: listed, not indexed.
+    write(docs, "loose.md", b"# Loose\n");
     write(
         docs,
         "work/hostile.md",
@@ -287,6 +289,13 @@ async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
     assert!(cards.contains("work") && cards.contains("home"), "{cards}");
     assert!(cards.contains("3 documents"), "{cards}");
     screenshot(&c, "folders").await;
+    // A loose file can be deleted from the list, after a question.
+    let loose = wait_for(&c, "ul.loose li").await.text().await.unwrap();
+    assert!(loose.starts_with("loose.md"), "{loose}");
+    click(&c, Locator::Css("ul.loose button")).await;
+    c.accept_alert().await.unwrap();
+    wait_until(&c, "return !document.querySelector('ul.loose')").await;
+    assert!(!ui.docs.path().join("loose.md").exists());
 
     // The folder's tree, then a document.
     click(&c, Locator::LinkText("work")).await;
@@ -357,6 +366,26 @@ async fn search_opens_a_hit_at_its_section() {
     let ui = Ui::start(&[]).await;
     let c = ui.browser().await;
     sign_in(&c, &ui.base).await;
+    // Search as you type: a pause is enough, no Enter.
+    c.find(Locator::Css("form.search input"))
+        .await
+        .unwrap()
+        .send_keys("pg_restore")
+        .await
+        .unwrap();
+    wait_until(
+        &c,
+        "return location.pathname === '/search' && !!document.querySelector('ol.hits li')",
+    )
+    .await;
+    c.find(Locator::Css("form.search input"))
+        .await
+        .unwrap()
+        .clear()
+        .await
+        .unwrap();
+    c.goto(&ui.base).await.unwrap();
+    wait_for(&c, "ul.cards").await;
     // `/` focuses the search box from anywhere.
     c.find(Locator::Css("body"))
         .await

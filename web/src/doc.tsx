@@ -12,16 +12,20 @@ import { anchorFor, Problem, useJson } from "./views";
 /// The id the server's sanitiser gives a heading anchor.
 const ID_PREFIX = "h-";
 
-function fillIn(root: HTMLElement, urls: string[]): void {
+/// Fetches every `<img data-file>` under `root` with the token and shows it as a blob.
+function fillImages(root: HTMLElement, urls: string[]): void {
   root.querySelectorAll<HTMLImageElement>("img[data-file]").forEach((img) => {
-    const path = img.dataset.file!;
-    fileUrl(path)
+    fileUrl(img.dataset.file!)
       .then((url) => {
         urls.push(url);
         img.src = url;
       })
       .catch(() => img.classList.add("broken"));
   });
+}
+
+function fillIn(root: HTMLElement, urls: string[]): void {
+  fillImages(root, urls);
   root.querySelectorAll<HTMLElement>("span.embed[data-embed]").forEach((span) => {
     const path = span.dataset.embed!;
     get<Rendered>(`/api/render?path=${q(path)}`)
@@ -32,12 +36,7 @@ function fillIn(root: HTMLElement, urls: string[]): void {
         // embed stay links, so a cycle cannot loop.
         box.innerHTML = doc.html;
         box.querySelectorAll("span.embed").forEach((inner) => inner.classList.add("nested"));
-        box.querySelectorAll<HTMLImageElement>("img[data-file]").forEach((img) => {
-          fileUrl(img.dataset.file!).then((url) => {
-            urls.push(url);
-            img.src = url;
-          });
-        });
+        fillImages(box, urls);
         span.appendChild(box);
       })
       .catch(() => span.classList.add("broken"));

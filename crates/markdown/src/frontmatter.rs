@@ -46,14 +46,8 @@ pub fn find_span(lines: &[&str]) -> Option<FrontmatterSpan> {
 
 /// Parses the YAML between the fences. `Err` carries a one-line reason for the warning.
 pub fn parse(yaml: &str) -> Result<Frontmatter, String> {
-    if yaml.trim().is_empty() {
+    let Some(map) = mapping(yaml)? else {
         return Ok(Frontmatter::default());
-    }
-    let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())?;
-    let map = match value {
-        Value::Mapping(map) => map,
-        Value::Null => return Ok(Frontmatter::default()),
-        _ => return Err("frontmatter is not a key: value mapping".to_string()),
     };
     let get = |key: &str| map.get(Value::String(key.to_string()));
     Ok(Frontmatter {
@@ -83,19 +77,26 @@ pub fn parse(yaml: &str) -> Result<Frontmatter, String> {
 /// property table shows. A list is its items joined by `, `; a nested mapping its YAML on one
 /// line. Malformed YAML or a non-mapping gives `Err` with the reason, as [`parse`] does.
 pub fn properties(yaml: &str) -> Result<Vec<(String, String)>, String> {
-    if yaml.trim().is_empty() {
+    let Some(map) = mapping(yaml)? else {
         return Ok(Vec::new());
-    }
-    let value: Value = serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())?;
-    let map = match value {
-        Value::Mapping(map) => map,
-        Value::Null => return Ok(Vec::new()),
-        _ => return Err("frontmatter is not a key: value mapping".to_string()),
     };
     Ok(map
         .iter()
         .map(|(key, value)| (display(key), display(value)))
         .collect())
+}
+
+/// The YAML between the fences as a mapping; `None` when there is nothing in it, `Err` when it
+/// is malformed or not `key: value` pairs.
+fn mapping(yaml: &str) -> Result<Option<serde_yaml_ng::Mapping>, String> {
+    if yaml.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())? {
+        Value::Mapping(map) => Ok(Some(map)),
+        Value::Null => Ok(None),
+        _ => Err("frontmatter is not a key: value mapping".to_string()),
+    }
 }
 
 fn display(value: &Value) -> String {

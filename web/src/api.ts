@@ -63,6 +63,19 @@ export async function fileUrl(path: string): Promise<string> {
 
 export const q = encodeURIComponent;
 
+const STATUS_EVENT = "ragdown:status";
+
+/// Says that the server may be busy now (a setting that re-embeds, a folder that re-indexes):
+/// the status banner asks again at once instead of at its next idle poll.
+export function statusMayChange(): void {
+  window.dispatchEvent(new Event(STATUS_EVENT));
+}
+
+export function onStatusMayChange(listener: () => void): () => void {
+  window.addEventListener(STATUS_EVENT, listener);
+  return () => window.removeEventListener(STATUS_EVENT, listener);
+}
+
 export interface Status {
   ready: boolean;
   auth_required: boolean;
@@ -72,6 +85,8 @@ export interface Status {
   files?: number;
   chunks?: number;
   syncing?: boolean;
+  /// The running syncs' files read and sections indexed (a first index, a rebuild).
+  progress?: { files_done: number; files_total: number; sections_done: number; sections_total: number };
   embedder?: string | null;
   settings?: { root_mcp?: boolean };
 }

@@ -2,7 +2,7 @@
 // names (router.tsx). Views live in views.tsx and doc.tsx.
 import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, get, setToken, token, type Status } from "./api";
+import { ApiError, get, onStatusMayChange, setToken, token, type Status } from "./api";
 import { DocumentView } from "./doc";
 import { Link, navigate, type Route, useRoute } from "./router";
 import { ServerSettings, UsageView } from "./settings";
@@ -50,11 +50,24 @@ function SignIn(props: { wrong: boolean; onDone: () => void }) {
 function Banner(props: { status: Status }) {
   const s = props.status;
   if (s.ready && !s.syncing) return null;
-  const what = !s.ready ? "Loading the embedding model…" : "Indexing…";
+  const p = s.progress;
+  // Sections are the slow stage (embedding); files are read first, so a file count alone
+  // would reach its end long before the index does.
+  const [done, total] = p ? (p.sections_total > 0 ? [p.sections_done, p.sections_total] : [p.files_done, p.files_total]) : [0, 0];
   return (
     <div class="banner" role="status">
-      {what} {s.files !== undefined && `${s.files} files, ${s.chunks ?? 0} sections so far.`} Search
-      results may be incomplete.
+      {!s.ready ? (
+        "Loading the embedding model…"
+      ) : p ? (
+        <>
+          Indexing: {p.files_done} of {p.files_total} files read
+          {p.sections_total > 0 && `, ${p.sections_done} of ${p.sections_total} sections indexed`}.{" "}
+          <progress max={total} value={done} aria-label="Indexing progress" />
+        </>
+      ) : (
+        `Indexing… ${s.files ?? 0} files, ${s.chunks ?? 0} sections so far.`
+      )}{" "}
+      Search results may be incomplete.
     </div>
   );
 }
@@ -131,24 +144,35 @@ function App() {
   const [signedIn, setSignedIn] = useState<"unknown" | "yes" | "no" | "wrong">("unknown");
   const [error, setError] = useState("");
 
-  // Status needs no token; it says whether one is needed, and how far loading is.
+  // Status needs no token; it says whether one is needed, and how far loading is. It is asked
+  // every second while the server is busy, every 10 s otherwise (a CLI or an agent may start a
+  // rebuild), and at once when this page changed something that re-indexes.
   useEffect(() => {
     let stop = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let latest = 0;
     const poll = async () => {
+      // Only the latest ask schedules the next, so an early ask never starts a second chain.
+      const mine = ++latest;
+      clearTimeout(timer);
       try {
         const s = await get<Status>("/api/status");
-        if (stop) return;
+        if (stop || mine !== latest) return;
         setStatus(s);
         setError("");
-        if (!s.ready || s.syncing) setTimeout(poll, 1000);
+        timer = setTimeout(poll, !s.ready || s.syncing ? 1000 : 10000);
       } catch (e) {
-        if (!stop) setError(e instanceof Error ? e.message : String(e));
-        if (!stop) setTimeout(poll, 2000);
+        if (stop || mine !== latest) return;
+        setError(e instanceof Error ? e.message : String(e));
+        timer = setTimeout(poll, 2000);
       }
     };
     poll();
+    const forget = onStatusMayChange(poll);
     return () => {
       stop = true;
+      clearTimeout(timer);
+      forget();
     };
   }, []);
 

@@ -4,7 +4,7 @@
 // editable there.
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, send, token, type Folder } from "./api";
+import { ApiError, send, statusMayChange, token, type Folder } from "./api";
 import { docUrl, navigate } from "./router";
 
 /// A modal dialog (Esc closes it, focus stays inside while open).
@@ -335,6 +335,7 @@ export function RenameFolder(props: { folder: string; onClose: () => void }) {
           e.preventDefault();
           try {
             const answer = await send<{ folder: Folder }>("PATCH", `/api/folders/${encodeURIComponent(props.folder)}`, { name: to });
+            statusMayChange();
             props.onClose();
             navigate(docUrl(answer.folder.name));
           } catch (err) {

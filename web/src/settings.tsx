@@ -1,7 +1,7 @@
 // Settings → Server (every PATCH /api/settings field: the value in effect, the saved one, the
 // environment's, and "back to the variable") and Settings → Usage (the query log's summary).
 import { useEffect, useState } from "preact/hooks";
-import { send } from "./api";
+import { send, statusMayChange } from "./api";
 import { Link } from "./router";
 import { Problem, useJson } from "./views";
 
@@ -66,6 +66,8 @@ function SettingRow(props: { field: Field; settings: SettingsShape; onChanged: (
       await send("PATCH", "/api/settings", patchOf(field, value));
       setNote("Saved.");
       props.onChanged();
+      // An embedder or watch change reopens every folder: the banner shows the rebuild.
+      if (field.kind === "embedder" || field.key === "watch") statusMayChange();
     } catch (e) {
       setNote(e instanceof Error ? e.message : String(e));
     }

@@ -339,6 +339,10 @@ struct IndexSummary {
     files: usize,
     chunks: usize,
     syncing: bool,
+    /// Files read and sections indexed so far by the syncs that run (a first index, an
+    /// embedder switch's rebuild); absent when none runs over changed files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    progress: Option<ragdown_index::SyncProgress>,
     embedder: Option<String>,
     search: Option<String>,
     role: &'static str,
@@ -370,6 +374,9 @@ async fn status(State(state): State<AppState>) -> Response {
             files: 0,
             chunks: 0,
             syncing: false,
+            progress: ragdown_index::SyncProgress::total(
+                list.iter().filter_map(|f| f.engine.index.sync_progress()),
+            ),
             embedder: list
                 .first()
                 .map(|f| f.engine.index.embedder().id().to_string()),

@@ -13,8 +13,11 @@ use serde_json::Value;
 /// The `ragdown` binary with what every test wants: the fast `hash` embedder (a test that
 /// needs the real model sets `RAGDOWN_EMBEDDER` again), no docs dir, data dir or log level
 /// inherited from the shell that runs the tests, and nothing downloadable from the internet.
+/// `RAGDOWN_TEST_BIN` runs another build instead (a benchmark against the release binary).
 pub fn ragdown() -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ragdown"));
+    let binary = std::env::var_os("RAGDOWN_TEST_BIN")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_ragdown").into());
+    let mut cmd = std::process::Command::new(binary);
     cmd.env("RAGDOWN_EMBEDDER", "hash")
         .env("RAGDOWN_ORT_URL", "http://127.0.0.1:9")
         .env_remove("RAGDOWN_DOCS_DIR")

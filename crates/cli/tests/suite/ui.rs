@@ -127,8 +127,29 @@ impl Drop for Ui {
 
 impl Ui {
     async fn start(env: &[(&str, &str)]) -> Ui {
+        Ui::start_with(env, 0).await
+    }
+
+    /// [`Ui::start`] with `bulk` more documents of three sections each in `work/bulk/`: enough
+    /// work for a rebuild to be seen while it runs.
+    async fn start_with(env: &[(&str, &str)], bulk: usize) -> Ui {
+        Ui::start_over(env, Duration::from_secs(20), |docs| {
+            runbooks(docs, "work/bulk", bulk);
+            bulk
+        })
+        .await
+    }
+
+    /// [`Ui::start`] with the documents `more` writes (it says how many), indexed within
+    /// `deadline`.
+    async fn start_over(
+        env: &[(&str, &str)],
+        deadline: Duration,
+        more: impl FnOnce(&Path) -> usize,
+    ) -> Ui {
         let docs = tempfile::tempdir().unwrap();
         fixture(docs.path());
+        let bulk = more(docs.path());
         let data = tempfile::tempdir().unwrap();
         let (serve, base, _log) = harness::spawn_serve(docs.path(), data.path(), TOKEN, env);
         let ui = Ui {
@@ -139,13 +160,13 @@ impl Ui {
             profile: tempfile::tempdir().unwrap(),
             driver: Driver::start(),
         };
-        ui.wait_indexed().await;
+        ui.wait_indexed(4 + bulk, deadline).await;
         ui
     }
 
-    async fn wait_indexed(&self) {
+    async fn wait_indexed(&self, files: usize, deadline: Duration) {
         let http = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + deadline;
         loop {
             let status: Value = http
                 .get(format!("{}/api/status", self.base))
@@ -155,7 +176,7 @@ impl Ui {
                 .json()
                 .await
                 .unwrap();
-            if status["ready"] == true && status["syncing"] == false && status["files"] == 4 {
+            if status["ready"] == true && status["syncing"] == false && status["files"] == files {
                 return;
             }
             assert!(Instant::now() < deadline, "never indexed: {status}");
@@ -164,6 +185,13 @@ impl Ui {
     }
 
     async fn browser(&self) -> Client {
+        self.browser_with(&["--window-size=1200,900"], json!({}))
+            .await
+    }
+
+    /// A browser started with `args` besides the headless basics (a window size, a colour
+    /// scheme), and `options` added to its `goog:chromeOptions` (a phone's screen).
+    async fn browser_with(&self, args: &[&str], options: Value) -> Client {
         let binary = std::env::var("RAGDOWN_TEST_CHROMIUM").unwrap_or("/usr/bin/chromium".into());
         let capabilities = json!({
             "goog:chromeOptions": {
@@ -171,11 +199,19 @@ impl Ui {
                 "args": [
                     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                     "--disable-quic", "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--window-size=1200,900",
+                    "--disable-component-update", "--disable-sync",
                     format!("--user-data-dir={}", self.profile.path().display()),
                 ],
             }
         });
+        let mut capabilities = capabilities;
+        let started = capabilities["goog:chromeOptions"]["args"]
+            .as_array_mut()
+            .unwrap();
+        started.extend(args.iter().map(|a| json!(a)));
+        for (key, value) in options.as_object().unwrap() {
+            capabilities["goog:chromeOptions"][key] = value.clone();
+        }
         let serde_json::Value::Object(capabilities) = capabilities else {
             unreachable!()
         };
@@ -185,6 +221,18 @@ impl Ui {
             .connect(&self.driver.url)
             .await
             .expect("chromedriver starts a headless chromium")
+    }
+}
+
+/// `count` runbooks of three sections each under `dir`.
+fn runbooks(docs: &Path, dir: &str, count: usize) {
+    for i in 0..count {
+        let text = format!(
+            "# Runbook {i}\n\nService {i} keeps queue {i} drained.\n\n\
+             ## Restart\n\nRestart worker {i} after draining queue {i} and checking its lag.\n\n\
+             ## Alerts\n\nPage the owner of service {i} when the lag passes {i} seconds.\n"
+        );
+        write(docs, &format!("{dir}/runbook-{i}.md"), text.as_bytes());
     }
 }
 
@@ -880,5 +928,335 @@ async fn server_settings_and_usage() {
     click_button(&c, "Clear the log").await;
     c.accept_alert().await.unwrap();
     wait_until(&c, "return document.querySelector('dl.usage')?.textContent.includes('0 (0 by agents, 0 here)')").await;
+    c.close().await.unwrap();
+}
+
+/// Like [`wait_until`], for work that takes longer than a page (a rebuild with the real model).
+async fn wait_long(client: &Client, script: &str, secs: u64) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while client.execute(script, vec![]).await.unwrap() != Value::Bool(true) {
+        let text = client
+            .execute("return document.body.innerText", vec![])
+            .await
+            .unwrap();
+        assert!(
+            Instant::now() < deadline,
+            "never true: {script}; the page says: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Switching to the real model re-embeds every folder: the banner counts the rebuild while it
+/// runs, and a hook `min_score` at or under the model's off-topic floor is flagged (the `hash`
+/// embedder has no floor, so nothing is flagged before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switching_the_embedder_shows_the_rebuild_and_flags_a_low_floor() {
+    let bulk = 600;
+    let ui = Ui::start_with(&[], bulk).await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    click(&c, Locator::LinkText("Settings")).await;
+    wait_for(&c, "table.settings-table").await;
+    let flagged = "return !!document.querySelector('tr[data-setting=min_score] [role=alert]')";
+    fill(&c, "#setting-min_score", "0.3").await;
+    click(
+        &c,
+        Locator::Css("tr[data-setting=min_score] button[type=submit]"),
+    )
+    .await;
+    wait_until(&c, "return document.querySelector('tr[data-setting=min_score] td.saved')?.textContent === '0.3'").await;
+    assert_eq!(
+        c.execute(flagged, vec![]).await.unwrap(),
+        Value::Bool(false)
+    );
+
+    wait_for(&c, "#setting-embedder")
+        .await
+        .select_by_label("minilm")
+        .await
+        .unwrap();
+    wait_long(
+        &c,
+        "return !!document.querySelector('.banner progress')",
+        60,
+    )
+    .await;
+    let banner = c
+        .find(Locator::Css(".banner"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    // `Indexing: 40 of 603 files read, …`: the folders still rebuilding (`home`, one file,
+    // may be done already), counted while it runs.
+    let total: usize = banner
+        .split(" of ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no file count in {banner}"));
+    assert!(
+        banner.starts_with("Indexing: ") && (bulk..=bulk + 4).contains(&total),
+        "{banner}"
+    );
+    screenshot(&c, "settings-rebuild").await;
+    // The bar moves and the banner goes when the rebuild is done.
+    wait_long(&c, "return !document.querySelector('.banner')", 120).await;
+    let status: Value = reqwest::get(format!("{}/api/status", ui.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["files"], 4 + bulk, "{status}");
+    assert!(
+        status["embedder"].as_str().unwrap().contains("minilm"),
+        "{status}"
+    );
+
+    // MiniLM's floor is 0.35: 0.3 is under it, 0.5 is not.
+    wait_long(&c, flagged, 10).await;
+    let flag = c
+        .find(Locator::Css("tr[data-setting=min_score] [role=alert]"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(flag.contains("off-topic floor (0.35)"), "{flag}");
+    c.execute(
+        "document.querySelector('tr[data-setting=min_score]').scrollIntoView({block: 'center'})",
+        vec![],
+    )
+    .await
+    .unwrap();
+    screenshot(&c, "settings-low-floor").await;
+    fill(&c, "#setting-min_score", "0.5").await;
+    click(
+        &c,
+        Locator::Css("tr[data-setting=min_score] button[type=submit]"),
+    )
+    .await;
+    wait_until(&c, "return document.querySelector('tr[data-setting=min_score] td.saved')?.textContent === '0.5'").await;
+    assert_eq!(
+        c.execute(flagged, vec![]).await.unwrap(),
+        Value::Bool(false)
+    );
+    c.close().await.unwrap();
+}
+
+/// At a phone's width, in the system's dark mode: the pages fit the screen (nothing scrolls
+/// sideways), the colours are the dark ones, and Esc closes a dialog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_phone_in_dark_mode_reads_searches_and_closes_a_dialog_with_esc() {
+    let ui = Ui::start(&[]).await;
+    let c = ui
+        .browser_with(
+            &["--force-dark-mode"],
+            json!({"mobileEmulation": {"deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 1}}}),
+        )
+        .await;
+    sign_in(&c, &ui.base).await;
+    let width = c.execute("return window.innerWidth", vec![]).await.unwrap();
+    assert_eq!(width, json!(390), "not a phone's width");
+    let dark = c
+        .execute(
+            "return matchMedia('(prefers-color-scheme: dark)').matches",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(dark, Value::Bool(true), "the browser is not in dark mode");
+    let fits = "return document.documentElement.scrollWidth <= window.innerWidth";
+    let dark_page = "const [r, g, b] = getComputedStyle(document.body).backgroundColor.match(/\\d+/g).map(Number); return r + g + b < 150";
+    assert_eq!(
+        c.execute(dark_page, vec![]).await.unwrap(),
+        Value::Bool(true)
+    );
+    assert_eq!(c.execute(fits, vec![]).await.unwrap(), Value::Bool(true));
+    screenshot(&c, "phone-dark-folders").await;
+
+    c.goto(&format!("{}/f/work/backups.md", ui.base))
+        .await
+        .unwrap();
+    wait_for(&c, ".markdown h2").await;
+    assert_eq!(c.execute(fits, vec![]).await.unwrap(), Value::Bool(true));
+    // The title has the screen's width: a short one stays on one line.
+    let title_lines = "const h = document.querySelector('.markdown h1'); return Math.round(h.getBoundingClientRect().height / parseFloat(getComputedStyle(h).lineHeight))";
+    assert_eq!(c.execute(title_lines, vec![]).await.unwrap(), json!(1));
+    screenshot(&c, "phone-dark-document").await;
+    click_button(&c, "Move").await;
+    wait_for(&c, "dialog[open] input").await;
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E00C}")
+        .await
+        .unwrap();
+    wait_until(&c, "return !document.querySelector('dialog[open]')").await;
+
+    c.goto(&format!("{}/search?q=restore", ui.base))
+        .await
+        .unwrap();
+    wait_for(&c, "ol.hits li").await;
+    assert_eq!(c.execute(fits, vec![]).await.unwrap(), Value::Bool(true));
+    screenshot(&c, "phone-dark-search").await;
+    c.close().await.unwrap();
+}
+
+/// Runs `script` in the page as an async script: it calls `done(value)` (the last argument)
+/// when its wait is over.
+async fn in_page(client: &Client, script: &str) -> Value {
+    let body = format!("const done = arguments[arguments.length - 1]; {script}");
+    client.execute_async(&body, vec![]).await.unwrap()
+}
+
+/// Milliseconds since the page's navigation began when `css` first matches, checked once per
+/// frame (so at most a frame late, and after the browser laid it out).
+const APPEARS: &str = "const css = arguments[0]; const check = () => document.querySelector(css) ? done(performance.now()) : requestAnimationFrame(check); check();";
+
+async fn appears_ms(client: &Client, css: &str) -> f64 {
+    let body = format!("const done = arguments[arguments.length - 1]; {APPEARS}");
+    client
+        .execute_async(&body, vec![json!(css)])
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap()
+}
+
+/// How long the request for `url_part` took (the last one), from the browser's resource timing.
+async fn request_ms(client: &Client, url_part: &str) -> f64 {
+    client
+        .execute(
+            "const e = performance.getEntriesByType('resource').filter(e => e.name.includes(arguments[0])).pop(); return e ? e.responseEnd - e.startTime : -1",
+            vec![json!(url_part)],
+        )
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap()
+}
+
+/// The UI's speed, printed (a benchmark, not a timed test; `scripts/bench-ui.sh` runs it, with
+/// `RAGDOWN_TEST_BIN=target/release/ragdown` against a release build): the folder list's
+/// first paint, a 1 MB document opened, search as you type over 10,000 documents, and the
+/// 10,000-document folder's tree shown and toggled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a benchmark: scripts/bench-ui.sh"]
+async fn benchmark() {
+    let many = 10_000;
+    let big_sections = 400;
+    let ui = Ui::start_over(&[], Duration::from_secs(900), |docs| {
+        for dir in 0..many / 100 {
+            runbooks(docs, &format!("many/team-{dir:03}"), 100);
+        }
+        // 1 MB of Markdown: 400 sections of lists, a table, links and prose.
+        let mut big = String::from("# Handbook\n\n");
+        for s in 0..big_sections {
+            big.push_str(&format!("## Part {s}\n\n"));
+            for p in 0..4 {
+                big.push_str(&format!(
+                    "Paragraph {p} of part {s} explains how the **service {s}** is run, with \
+                     [[Runbook {s}]] for the details and `code {p}` where it matters. {}\n\n",
+                    "Every step is checked twice before it is marked done. ".repeat(6)
+                ));
+            }
+            big.push_str("- one\n- two\n- three\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n");
+        }
+        write(docs, "big/handbook.md", big.as_bytes());
+        println!("the big document: {} KB", big.len() / 1024);
+        many + 1
+    })
+    .await;
+    let c = ui.browser().await;
+    sign_in(&c, &ui.base).await;
+    let mut figures: Vec<(&str, f64)> = Vec::new();
+
+    // The folder list, loaded afresh with the token kept.
+    c.goto(&ui.base).await.unwrap();
+    figures.push((
+        "folder list: cards on screen",
+        appears_ms(&c, "ul.cards").await,
+    ));
+    figures.push((
+        "folder list: /api/folders",
+        request_ms(&c, "/api/folders").await,
+    ));
+    let fcp = c
+        .execute(
+            "return performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1",
+            vec![],
+        )
+        .await
+        .unwrap();
+    figures.push(("folder list: first contentful paint", fcp.as_f64().unwrap()));
+
+    // A 1 MB document, opened by its URL.
+    c.goto(&format!("{}/f/big/handbook.md", ui.base))
+        .await
+        .unwrap();
+    let last = format!("#h-part-{}", big_sections - 1);
+    figures.push(("1 MB document: on screen", appears_ms(&c, &last).await));
+    figures.push((
+        "1 MB document: /api/render",
+        request_ms(&c, "/api/render").await,
+    ));
+
+    // Search as you type, over every folder: from the last key to the hits on screen.
+    c.goto(&ui.base).await.unwrap();
+    wait_for(&c, "ul.cards").await;
+    let search = wait_for(&c, "input[name=q]").await;
+    search.send_keys("restart worker 4242").await.unwrap();
+    let typed = in_page(
+        &c,
+        "const t = performance.now(); const check = () => document.querySelector('ol.hits li') ? done(performance.now() - t) : requestAnimationFrame(check); check();",
+    )
+    .await;
+    figures.push((
+        "search as you type: last key → hits (250 ms pause included)",
+        typed.as_f64().unwrap(),
+    ));
+    figures.push((
+        "search as you type: /api/search",
+        request_ms(&c, "/api/search").await,
+    ));
+
+    // The 10,000-document folder: its whole tree, then a subfolder closed and opened again.
+    c.goto(&format!("{}/f/many", ui.base)).await.unwrap();
+    let tree = format!("ul.tree li:nth-child({}) a", 100);
+    figures.push(("10k folder: tree on screen", appears_ms(&c, &tree).await));
+    let all = c
+        .execute(
+            "return document.querySelectorAll('ul.tree a').length",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(all, json!(many), "the tree shows every document");
+    figures.push(("10k folder: /api/docs", request_ms(&c, "/api/docs").await));
+    let toggle = in_page(
+        &c,
+        "const s = document.querySelector('ul.tree summary'); const t = performance.now(); s.click(); requestAnimationFrame(() => requestAnimationFrame(() => { s.click(); requestAnimationFrame(() => requestAnimationFrame(() => done((performance.now() - t) / 2))); }));",
+    )
+    .await;
+    figures.push(("10k folder: a subfolder toggled", toggle.as_f64().unwrap()));
+    screenshot(&c, "benchmark-10k-folder").await;
+
+    println!("\n| UI figure | ms |\n|---|---|");
+    for (name, ms) in &figures {
+        println!("| {name} | {ms:.0} |");
+    }
+    let json: serde_json::Map<String, Value> = figures
+        .iter()
+        .map(|(name, ms)| (name.to_string(), json!((ms * 10.0).round() / 10.0)))
+        .collect();
+    std::fs::write(
+        screenshots().join("../ui-bench.json"),
+        serde_json::to_string_pretty(&json).unwrap(),
+    )
+    .unwrap();
     c.close().await.unwrap();
 }

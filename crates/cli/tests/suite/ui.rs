@@ -134,7 +134,7 @@ impl Ui {
     /// work for a rebuild to be seen while it runs.
     async fn start_with(env: &[(&str, &str)], bulk: usize) -> Ui {
         Ui::start_over(env, Duration::from_secs(20), |docs| {
-            runbooks(docs, "work/bulk", bulk);
+            runbooks(docs, "work/bulk", bulk, 0);
             bulk
         })
         .await
@@ -225,12 +225,16 @@ impl Ui {
 }
 
 /// `count` runbooks of three sections each under `dir`.
-fn runbooks(docs: &Path, dir: &str, count: usize) {
+/// `count` small runbooks under `dir`, each section followed by `notes` sentences of filler
+/// (longer sections make a real model's rebuild last long enough to watch).
+fn runbooks(docs: &Path, dir: &str, count: usize, notes: usize) {
     for i in 0..count {
+        let notes = format!("Note {i}: check the dashboard of service {i} before and after. ")
+            .repeat(notes);
         let text = format!(
-            "# Runbook {i}\n\nService {i} keeps queue {i} drained.\n\n\
-             ## Restart\n\nRestart worker {i} after draining queue {i} and checking its lag.\n\n\
-             ## Alerts\n\nPage the owner of service {i} when the lag passes {i} seconds.\n"
+            "# Runbook {i}\n\nService {i} keeps queue {i} drained. {notes}\n\n\
+             ## Restart\n\nRestart worker {i} after draining queue {i} and checking its lag. {notes}\n\n\
+             ## Alerts\n\nPage the owner of service {i} when the lag passes {i} seconds. {notes}\n"
         );
         write(docs, &format!("{dir}/runbook-{i}.md"), text.as_bytes());
     }
@@ -953,7 +957,13 @@ async fn wait_long(client: &Client, script: &str, secs: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn switching_the_embedder_shows_the_rebuild_and_flags_a_low_floor() {
     let bulk = 600;
-    let ui = Ui::start_with(&[], bulk).await;
+    // ~70 tokens a section: MiniLM on two cores re-embeds it in tens of seconds, long enough
+    // for the banner to be seen counting.
+    let ui = Ui::start_over(&[], Duration::from_secs(30), |docs| {
+        runbooks(docs, "work/bulk", bulk, 4);
+        bulk
+    })
+    .await;
     let c = ui.browser().await;
     sign_in(&c, &ui.base).await;
     click(&c, Locator::LinkText("Settings")).await;
@@ -1151,7 +1161,7 @@ async fn benchmark() {
     let big_sections = 560;
     let ui = Ui::start_over(&[], Duration::from_secs(900), |docs| {
         for dir in 0..many / 100 {
-            runbooks(docs, &format!("many/team-{dir:03}"), 100);
+            runbooks(docs, &format!("many/team-{dir:03}"), 100, 0);
         }
         // 1 MB of Markdown: 560 sections of lists, a table, links and prose.
         let mut big = String::from("# Handbook\n\n");

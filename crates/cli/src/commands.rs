@@ -32,9 +32,31 @@ pub enum OnModelError {
     KeywordOnly,
 }
 
+/// When to load a preset's model, which otherwise loads when first needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preload {
+    /// When first needed (a command that may need no vector at all).
+    No,
+    /// Now, beside opening the index; a search waits for it (a one-shot query).
+    WaitForIt,
+    /// Now, beside opening the index; searches answer from keywords until it is loaded (a
+    /// server's first moments).
+    AnswerMeanwhile,
+}
+
 /// Loads the embedder (downloading a preset on first use) and opens the index of `dir`: as
 /// its primary when no other process is, else as a reader of the primary's store.
 pub fn open_index(settings: &Settings, dir: &Path, on_model_error: OnModelError) -> Result<Opened> {
+    open_index_preloading(settings, dir, on_model_error, Preload::No)
+}
+
+/// [`open_index`], starting the model's load as `preload` says.
+pub fn open_index_preloading(
+    settings: &Settings,
+    dir: &Path,
+    on_model_error: OnModelError,
+    preload: Preload,
+) -> Result<Opened> {
     let root = docs_dir(dir)?;
     let data_dir = settings.data_dir_for(&root);
     let primary = lock::try_become_primary(&data_dir)
@@ -58,6 +80,22 @@ pub fn open_index(settings: &Settings, dir: &Path, on_model_error: OnModelError)
                     .context(format!("loading the embedder {:?}", settings.embedder.name)));
             }
         },
+    };
+    let embedder: Arc<dyn ragdown_embed::Embedder> = match preload {
+        // A one-shot reader asks the running primary, whose model is warm, for its query
+        // vectors, and loads its own model only when the primary cannot answer.
+        Preload::WaitForIt if primary.is_none() => {
+            Arc::new(lock::PrimaryQueries::new(&data_dir, embedder))
+        }
+        Preload::WaitForIt => {
+            embedder.load_in_background(false);
+            embedder
+        }
+        Preload::AnswerMeanwhile => {
+            embedder.load_in_background(true);
+            embedder
+        }
+        Preload::No => embedder,
     };
     let index_settings = IndexSettings {
         data_dir,
@@ -100,6 +138,15 @@ pub fn sync_dir(
         let Opened { index, primary } = open_index(settings, dir, OnModelError::Fail)?;
         if primary.is_some() {
             let report = sync_with_bar(&index)?;
+            // The model loads on first use: indexing is when it must, so its failure fails
+            // the command (a sync that needed no new vector never loads it).
+            if let Some(why) = index.embedder().unavailable() {
+                anyhow::bail!(
+                    "loading the embedder {:?}: {why} ({} documents not indexed)",
+                    settings.embedder.name,
+                    report.skipped.len()
+                );
+            }
             break (index, report);
         }
         // Another process is the primary: it syncs, this process reports. If it exits while
@@ -162,7 +209,9 @@ fn excerpt(text: &str, max: usize) -> String {
 }
 
 pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags) -> Result<()> {
-    let Opened { index, primary } = open_index(settings, dir, OnModelError::KeywordOnly)?;
+    // The model loads while the index opens and syncs.
+    let Opened { index, primary } =
+        open_index_preloading(settings, dir, OnModelError::KeywordOnly, Preload::WaitForIt)?;
     if primary.is_some() {
         sync_with_bar(&index)?;
     }
@@ -281,7 +330,13 @@ pub fn stdio(settings: &Settings) -> Result<()> {
     {
         let (pending, duties, settings) = (pending.clone(), duties.clone(), settings.clone());
         std::thread::spawn(
-            move || match open_index(&settings, &root, OnModelError::KeywordOnly) {
+            // Searches answer from keywords for the moment the model takes to load.
+            move || match open_index_preloading(
+                &settings,
+                &root,
+                OnModelError::KeywordOnly,
+                Preload::AnswerMeanwhile,
+            ) {
                 Ok(Opened { index, primary }) => {
                     let engine = Arc::new(ragdown_server::Engine::new(
                         folder_name(&index),
@@ -406,6 +461,8 @@ pub fn serve(settings: &Settings) -> Result<()> {
         tokio::task::spawn_blocking(move || {
             match ragdown_embed::load(&embedder, &DownloadBar::new()) {
                 Ok(e) => {
+                    // Searches answer from keywords for the moment the model takes to load.
+                    e.load_in_background(true);
                     loading.start_folders(e);
                     eprintln!("ragdown: ready");
                 }

@@ -3,6 +3,7 @@
 //! no retrieval or storage logic of its own.
 
 mod bench;
+mod bench_system;
 mod commands;
 mod eval;
 mod local_rag;
@@ -53,6 +54,9 @@ enum Command {
     },
     /// Retrieval quality and speed on a corpus with known answers.
     Bench(bench::BenchArgs),
+    /// Whole-process speed and memory: first index, re-syncs, CLI query, MCP server start-up,
+    /// warm search and RSS, and the exact scan over a million vectors.
+    BenchSystem(bench_system::SystemArgs),
     /// How well search and the hook answer your own questions (see the README for the format).
     Eval(eval::EvalArgs),
     /// Serve RAGDOWN_DOCS_DIR as one folder over MCP on stdin/stdout.
@@ -160,6 +164,7 @@ fn run(cli: Cli) -> Result<()> {
         ),
         Command::Status { dir, json } => commands::status(&settings, &dir, json),
         Command::Bench(args) => bench::run(&settings, &args),
+        Command::BenchSystem(args) => bench_system::run(&args),
         Command::Eval(args) => eval::run(&settings, &args),
         Command::Stdio => commands::stdio(&settings),
         Command::Serve => commands::serve(&settings),

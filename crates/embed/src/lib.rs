@@ -1,7 +1,8 @@
 //! Embedders: turning texts into unit-length vectors. The [`Embedder`] trait, with three
 //! implementations — ONNX Runtime for local models ([`onnx`]), any OpenAI-compatible
 //! `/embeddings` endpoint ([`openai`]) and feature hashing for fast unit tests ([`hash`]) — the
-//! keyword-only stand-in for a model that failed to load ([`keyword`]), plus
+//! keyword-only stand-in for a model that failed to load ([`keyword`]), a preset's model
+//! loaded on first use ([`lazy`]), plus
 //! the model presets and their first-start download ([`preset`], [`download`]), and finding
 //! or fetching the ONNX Runtime library ([`runtime`]).
 //!
@@ -11,6 +12,7 @@ pub mod combine;
 pub mod download;
 pub mod hash;
 pub mod keyword;
+pub mod lazy;
 pub mod onnx;
 pub mod openai;
 pub mod preset;
@@ -87,6 +89,16 @@ pub trait Embedder: Send + Sync {
         None
     }
 
+    /// Whether the model is being loaded in the background by one who asked searches to
+    /// answer from keywords meanwhile ([`Embedder::load_in_background`]).
+    fn loading(&self) -> bool {
+        false
+    }
+
+    /// Starts loading the model, if it loads lazily and has not yet, without waiting for it;
+    /// with `answer_meanwhile`, [`Embedder::loading`] says so until it is loaded.
+    fn load_in_background(&self, _answer_meanwhile: bool) {}
+
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let mut out = self.embed(&[text], TextKind::Query)?;
         out.pop()
@@ -102,9 +114,54 @@ pub fn normalize(v: &mut [f32]) {
     }
 }
 
-/// Dot product; the cosine of two unit vectors.
+/// Dot product; the cosine of two unit vectors. The exact dense search runs it once per
+/// stored vector, so it is the search's inner loop: on x86-64 with AVX2 and FMA (checked at
+/// run time, once) it runs 8-wide fused multiply-adds, else the portable lanes below.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU was just checked to have both features the function enables.
+            return unsafe { dot_avx2_fma(a, b) };
+        }
+    }
+    dot_lanes::<false>(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn dot_avx2_fma(a: &[f32], b: &[f32]) -> f32 {
+    // The same lanes, compiled for AVX2 with fused multiply-adds.
+    dot_lanes::<true>(a, b)
+}
+
+/// Sixteen running sums instead of one: a single sum is a chain the compiler may not reorder
+/// (float addition is not associative), so it stays scalar; sixteen independent lanes become
+/// SIMD registers. Measured over 1M × 384 vectors (`ragdown bench-system`): one sum 314 ms,
+/// these lanes 205 ms, the same with AVX2 and FMA see [`dot`].
+#[inline(always)]
+fn dot_lanes<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 16;
+    let mut sums = [0f32; LANES];
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for lane in 0..LANES {
+            sums[lane] = if FMA {
+                x[lane].mul_add(y[lane], sums[lane])
+            } else {
+                sums[lane] + x[lane] * y[lane]
+            };
+        }
+    }
+    sums.iter().sum::<f32>() + tail
 }
 
 /// The ONNX Runtime library: configured, installed, or downloaded once into the models folder.
@@ -137,9 +194,16 @@ pub fn load(
                 &settings.hub_endpoint,
                 progress,
             )?;
-            Ok(Arc::new(onnx::OnnxEmbedder::load(
-                &dir, &preset, settings, &library,
-            )?))
+            // The files are here; the session (~0.3–0.5 s) is built when first needed.
+            let (id, dim, min_score) = (preset.id.clone(), preset.dim, preset.min_score);
+            let settings = settings.clone();
+            let loader: lazy::Loader = Box::new(move || {
+                let model = onnx::OnnxEmbedder::load(&dir, &preset, &settings, &library)?;
+                Ok(Arc::new(model) as Arc<dyn Embedder>)
+            });
+            Ok(Arc::new(lazy::LazyEmbedder::new(
+                id, dim, min_score, loader,
+            )))
         }
         preset::Choice::Directory(dir) => {
             let library = onnx_runtime(settings, progress)?;

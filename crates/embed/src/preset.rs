@@ -27,6 +27,8 @@ pub struct Preset {
     /// `(path in the repository, file name in the model folder)`.
     pub files: Vec<(String, String)>,
     pub pooling: Pooling,
+    /// Vector dimensions, known before the model loads (checked when it does).
+    pub dim: usize,
     /// Longer inputs are truncated to this many tokens.
     pub max_tokens: usize,
     pub query_prefix: String,
@@ -53,6 +55,7 @@ pub fn presets() -> Vec<Preset> {
             repo: "onnx-community/granite-embedding-small-english-r2-ONNX".into(),
             files: hub_files(q8),
             pooling: Pooling::Cls,
+            dim: 384,
             max_tokens: 512,
             query_prefix: String::new(),
             document_prefix: String::new(),
@@ -64,6 +67,7 @@ pub fn presets() -> Vec<Preset> {
             repo: "Xenova/bge-small-en-v1.5".into(),
             files: hub_files(q8),
             pooling: Pooling::Cls,
+            dim: 384,
             max_tokens: 512,
             query_prefix: "Represent this sentence for searching relevant passages: ".into(),
             document_prefix: String::new(),
@@ -75,6 +79,7 @@ pub fn presets() -> Vec<Preset> {
             repo: "onnx-community/embeddinggemma-300m-ONNX".into(),
             files: hub_files(q8),
             pooling: Pooling::Mean,
+            dim: 768,
             max_tokens: 512,
             query_prefix: "task: search result | query: ".into(),
             document_prefix: "title: none | text: ".into(),
@@ -86,6 +91,7 @@ pub fn presets() -> Vec<Preset> {
             repo: "Xenova/all-MiniLM-L6-v2".into(),
             files: hub_files(q8),
             pooling: Pooling::Mean,
+            dim: 384,
             max_tokens: 256,
             query_prefix: String::new(),
             document_prefix: String::new(),
@@ -115,6 +121,8 @@ impl Preset {
             repo: String::new(),
             files: Vec::new(),
             pooling: if cls { Pooling::Cls } else { Pooling::Mean },
+            // Read from the model when it loads (a directory model loads at once).
+            dim: 0,
             max_tokens: 256,
             query_prefix: String::new(),
             document_prefix: String::new(),

@@ -425,12 +425,16 @@ async fn patch_settings(State(state): State<AppState>, body: Bytes) -> ApiResult
         let embedder = if next.embedder != before.embedder {
             let settings = st.embedder_settings(&next.embedder);
             Some(
-                ragdown_embed::load(&settings, &ragdown_embed::download::Silent).map_err(|e| {
-                    ApiError::bad_request(format!(
-                        "the embedder {} cannot be loaded: {e}",
-                        next.embedder
-                    ))
-                })?,
+                ragdown_embed::load(&settings, &ragdown_embed::download::Silent)
+                    // A preset's model loads on first use: load it now, so that a model that
+                    // cannot run is refused here rather than after the switch.
+                    .and_then(|e| e.embed_query("ragdown").map(|_| e))
+                    .map_err(|e| {
+                        ApiError::bad_request(format!(
+                            "the embedder {} cannot be loaded: {e}",
+                            next.embedder
+                        ))
+                    })?,
             )
         } else {
             None

@@ -1,7 +1,8 @@
 //! One primary per data dir. The primary holds an exclusive lock on `<data dir>/primary.lock`
 //! for its whole life (the kernel drops it when the process dies, even on `kill -9`, so a dead
 //! primary never blocks a takeover) and listens on `<data dir>/primary.sock`, where readers
-//! forward sync requests. Everyone else is a reader of the same records.
+//! forward sync requests and ask for query vectors (so a one-shot reader never loads the
+//! model: [`PrimaryQueries`]). Everyone else is a reader of the same records.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -10,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+use ragdown_embed::{Embedder, TextKind};
 
 /// Held by the primary for as long as it lives.
 pub struct PrimaryLock {
@@ -95,15 +98,51 @@ fn ask(data_dir: &Path, request: &str, timeout: Duration) -> std::io::Result<Str
     Ok(line.trim_end().to_string())
 }
 
-/// Serves sync requests on the primary's socket: each connection sends `sync` (the whole
-/// folder: `handle(None)`) or `sync-paths <JSON list>` (`handle(Some(paths))`) and gets the
-/// answer as one line. Runs until the lock is dropped (`stopped`). Each request is answered on
-/// its own thread, so a write's paths are not held up by a whole-folder sync another reader
-/// asked for (the index serves them inside it).
+/// What a reader asks the primary.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `sync`: the whole folder.
+    Sync,
+    /// `sync-paths <JSON list>`: these paths (a reader's write).
+    SyncPaths(Vec<String>),
+    /// `embed-query <pid> <JSON string>`: the query's vector, from the model the primary
+    /// has loaded, for the reader of process `pid`.
+    EmbedQuery { pid: u32, text: String },
+}
+
+impl Request {
+    fn parse(line: &str) -> Option<Self> {
+        if line == "sync" {
+            return Some(Self::Sync);
+        }
+        if let Some(list) = line.strip_prefix("sync-paths ") {
+            return serde_json::from_str(list).ok().map(Self::SyncPaths);
+        }
+        let (pid, text) = line.strip_prefix("embed-query ")?.split_once(' ')?;
+        Some(Self::EmbedQuery {
+            pid: pid.parse().ok()?,
+            text: serde_json::from_str(text).ok()?,
+        })
+    }
+}
+
+/// Asks the primary for the vector of the query `text`; `None` when there is no primary, it
+/// does not answer within `timeout`, or it cannot embed.
+pub fn request_query_vector(data_dir: &Path, text: &str, timeout: Duration) -> Option<Vec<f32>> {
+    let text = serde_json::to_string(text).ok()?;
+    let request = format!("embed-query {} {text}\n", std::process::id());
+    let answer = ask(data_dir, &request, timeout).ok()?;
+    serde_json::from_str(&answer).ok()
+}
+
+/// Serves requests on the primary's socket: each connection sends one [`Request`] line and
+/// gets `handle`'s answer as one line. Runs until the lock is dropped (`stopped`). Each
+/// request is answered on its own thread, so a write's paths are not held up by a
+/// whole-folder sync another reader asked for (the index serves them inside it).
 pub fn serve_requests(
     listener: &UnixListener,
     stopped: &AtomicBool,
-    handle: impl Fn(Option<Vec<String>>) -> String + Send + Sync + 'static,
+    handle: impl Fn(Request) -> String + Send + Sync + 'static,
 ) {
     let handle = Arc::new(handle);
     for stream in listener.incoming() {
@@ -118,20 +157,71 @@ pub fn serve_requests(
             if reader.read_line(&mut request).is_err() {
                 return;
             }
-            let request = request.trim();
-            let asked = if request == "sync" {
-                Some(None)
-            } else {
-                request
-                    .strip_prefix("sync-paths ")
-                    .and_then(|list| serde_json::from_str::<Vec<String>>(list).ok())
-                    .map(Some)
-            };
-            if let Some(paths) = asked {
-                let answer = handle(paths);
+            if let Some(request) = Request::parse(request.trim()) {
+                let answer = handle(request);
                 let _ = (&stream).write_all(format!("{answer}\n").as_bytes());
             }
         });
+    }
+}
+
+/// A reader's embedder that asks the primary for query vectors — its model is loaded and warm
+/// — and embeds locally (loading its own model) only when the primary cannot answer.
+/// Documents are never embedded by a reader, so they go to the local model as they come.
+pub struct PrimaryQueries {
+    data_dir: PathBuf,
+    local: Arc<dyn Embedder>,
+}
+
+impl PrimaryQueries {
+    pub fn new(data_dir: &Path, local: Arc<dyn Embedder>) -> Self {
+        Self {
+            data_dir: data_dir.to_path_buf(),
+            local,
+        }
+    }
+
+    fn forwarded(&self, text: &str) -> Option<Vec<f32>> {
+        // Long enough for a primary busy indexing (a query goes before its next batch).
+        let vector = request_query_vector(&self.data_dir, text, Duration::from_secs(5))?;
+        (vector.len() == self.local.dim()).then_some(vector)
+    }
+}
+
+impl Embedder for PrimaryQueries {
+    fn id(&self) -> &str {
+        self.local.id()
+    }
+    fn dim(&self) -> usize {
+        self.local.dim()
+    }
+    fn min_score(&self) -> f32 {
+        self.local.min_score()
+    }
+    fn embed(&self, texts: &[&str], kind: TextKind) -> ragdown_embed::Result<Vec<Vec<f32>>> {
+        if kind == TextKind::Query {
+            let forwarded: Option<Vec<Vec<f32>>> =
+                texts.iter().map(|t| self.forwarded(t)).collect();
+            if let Some(vectors) = forwarded {
+                return Ok(vectors);
+            }
+        }
+        self.local.embed(texts, kind)
+    }
+    fn embed_query(&self, text: &str) -> ragdown_embed::Result<Vec<f32>> {
+        match self.forwarded(text) {
+            Some(vector) => Ok(vector),
+            None => self.local.embed_query(text),
+        }
+    }
+    fn unavailable(&self) -> Option<&str> {
+        self.local.unavailable()
+    }
+    fn loading(&self) -> bool {
+        self.local.loading()
+    }
+    fn load_in_background(&self, answer_meanwhile: bool) {
+        self.local.load_in_background(answer_meanwhile);
     }
 }
 
@@ -152,9 +242,10 @@ mod tests {
         let listener = first.listener.try_clone().unwrap();
         let stopped = first.stopped();
         let server = std::thread::spawn(move || {
-            serve_requests(&listener, &stopped, |paths| match paths {
-                None => "{\"added\":1}".into(),
-                Some(p) => format!("{{\"paths\":{}}}", p.len()),
+            serve_requests(&listener, &stopped, |request| match request {
+                Request::Sync => "{\"added\":1}".into(),
+                Request::SyncPaths(p) => format!("{{\"paths\":{}}}", p.len()),
+                Request::EmbedQuery { text, .. } => format!("[{}.0, 0.5]", text.len()),
             })
         });
         let answer = request_sync(dir.path(), Duration::from_secs(5)).unwrap();
@@ -162,6 +253,8 @@ mod tests {
         let paths = ["a.md".to_string(), "b c.md".to_string()];
         let answer = request_sync_paths(dir.path(), &paths, Duration::from_secs(5)).unwrap();
         assert_eq!(answer, "{\"paths\":2}");
+        let vector = request_query_vector(dir.path(), "a \"quoted\" query", Duration::from_secs(5));
+        assert_eq!(vector, Some(vec![16.0, 0.5]));
         drop(first);
         server
             .join()
@@ -170,5 +263,25 @@ mod tests {
             try_become_primary(dir.path()).unwrap().is_some(),
             "the lock is free again"
         );
+        assert_eq!(
+            request_query_vector(dir.path(), "q", Duration::from_secs(1)),
+            None,
+            "no primary, no vector"
+        );
+    }
+
+    #[test]
+    fn requests_parse_and_garbage_does_not() {
+        assert_eq!(Request::parse("sync"), Some(Request::Sync));
+        assert_eq!(
+            Request::parse(r#"embed-query 42 "restore the backup""#),
+            Some(Request::EmbedQuery {
+                pid: 42,
+                text: "restore the backup".into()
+            })
+        );
+        assert_eq!(Request::parse("embed-query x \"q\""), None);
+        assert_eq!(Request::parse("embed-query 1 not-json"), None);
+        assert_eq!(Request::parse("sync-paths [1]"), None);
     }
 }

@@ -53,7 +53,7 @@ pub const BACKGROUND_PROMPTS: [&str; 24] = [
 pub fn background(index: &Index) -> Result<Option<f32>, SearchError> {
     let embedder = index.embedder();
     let snap = index.snapshot();
-    if embedder.unavailable().is_some() || snap.chunk_count() == 0 {
+    if embedder.unavailable().is_some() || embedder.loading() || snap.chunk_count() == 0 {
         return Ok(None);
     }
     let vectors = embedder.embed(&BACKGROUND_PROMPTS, TextKind::Query)?;

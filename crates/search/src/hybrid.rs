@@ -137,8 +137,9 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     let snap = index.snapshot();
     let allowed = allowed_documents(&snap, opts);
     let pool = (opts.limit * 4).max(20);
-    // With the model not loaded, BM25 alone answers (hits then carry no similarity).
-    let keyword_only = index.embedder().unavailable().is_some();
+    // With the model not loaded (or a server's first seconds, while it loads), BM25 alone
+    // answers (hits then carry no similarity).
+    let keyword_only = index.embedder().unavailable().is_some() || index.embedder().loading();
     let mode = if keyword_only {
         Mode::Lexical
     } else {
@@ -155,16 +156,29 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         && named.documents.len() <= MAX_NAMED_DOCUMENTS
         && !named.rest.is_empty();
     // One forward pass for the query and, when needed, the query without the names.
-    let (query_vector, rest_vector) = if keyword_only {
-        (vec![0.0; index.embedder().dim()], None)
+    let embedded = if keyword_only {
+        Ok((vec![0.0; index.embedder().dim()], None))
     } else if rank_named_sections {
-        let mut vectors = index
+        index
             .embedder()
-            .embed(&[query, &named.rest], ragdown_embed::TextKind::Query)?;
-        let rest = vectors.pop();
-        (vectors.pop().unwrap_or_default(), rest)
+            .embed(&[query, &named.rest], ragdown_embed::TextKind::Query)
+            .map(|mut vectors| {
+                let rest = vectors.pop();
+                (vectors.pop().unwrap_or_default(), rest)
+            })
     } else {
-        (index.embedder().embed_query(query)?, None)
+        index.embedder().embed_query(query).map(|v| (v, None))
+    };
+    let (query_vector, rest_vector) = match embedded {
+        Ok(vectors) => vectors,
+        // The model failed to load on this very query (it loads on first use): from now on
+        // the embedder says so, and the search answers from keywords like every later one.
+        Err(ragdown_embed::EmbedError::Unavailable(_))
+            if index.embedder().unavailable().is_some() =>
+        {
+            return search(index, query, opts);
+        }
+        Err(e) => return Err(e.into()),
     };
 
     let dense = if mode == Mode::Lexical {

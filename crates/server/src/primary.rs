@@ -22,10 +22,21 @@ pub fn answer_forwarded_syncs(index: &Arc<Index>, lock: &PrimaryLock) {
     let index = index.clone();
     let stopped = lock.stopped();
     std::thread::spawn(move || {
-        lock::serve_requests(&listener, &stopped, move |paths| {
-            let outcome = match paths {
-                None => index.sync(),
-                Some(paths) => index.sync_paths(&paths),
+        lock::serve_requests(&listener, &stopped, move |request| {
+            let outcome = match request {
+                lock::Request::Sync => index.sync(),
+                lock::Request::SyncPaths(paths) => index.sync_paths(&paths),
+                // A reader's one-shot query, embedded by the model loaded here. Never for this
+                // very process: a reader that took over still asks through its old socket.
+                lock::Request::EmbedQuery { pid, text } => {
+                    if pid == std::process::id() {
+                        return "asked by the primary itself".into();
+                    }
+                    return match index.embedder().embed_query(&text) {
+                        Ok(vector) => serde_json::to_string(&vector).unwrap_or_default(),
+                        Err(e) => e.to_string(),
+                    };
+                }
             };
             match outcome {
                 Ok(report) => serde_json::to_string(&report).unwrap_or_default(),

@@ -39,20 +39,25 @@ async fn eventually(
     panic!("timed out waiting for: {what}");
 }
 
-#[tokio::test]
-async fn roles_forwarding_and_takeover_after_sigkill() {
-    let docs = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    std::fs::write(docs.path().join("a.md"), "# A\n\nalpha words\n").unwrap();
-    let (primary, primary_pid) = spawn(docs.path(), data.path()).await;
+/// Waits until `client`'s primary has indexed the folder's one document.
+async fn one_document_indexed(client: &RunningService<RoleClient, ()>) {
     eventually(
-        &primary,
+        client,
         "ragdown_list",
         json!({}),
         "the primary indexes",
         |t| t.starts_with("documents: 1"),
     )
     .await;
+}
+
+#[tokio::test]
+async fn roles_forwarding_and_takeover_after_sigkill() {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(docs.path().join("a.md"), "# A\n\nalpha words\n").unwrap();
+    let (primary, primary_pid) = spawn(docs.path(), data.path()).await;
+    one_document_indexed(&primary).await;
     let (reader, _) = spawn(docs.path(), data.path()).await;
     assert_eq!(stats(&primary).await["role"], "primary");
     assert_eq!(stats(&reader).await["role"], "reader");
@@ -228,4 +233,50 @@ async fn a_readers_write_does_not_wait_for_the_primarys_long_sync() {
     assert!(hits.contains("zeppelin.md"), "{hits}");
     reader.cancel().await.unwrap();
     primary.cancel().await.unwrap();
+}
+
+/// A one-shot `ragdown query` beside a running primary asks it for the query's vector: the
+/// query's own model could not load here (its ONNX Runtime library is junk), yet its hits are
+/// ranked semantically, with the similarity only a model gives.
+#[tokio::test]
+async fn a_one_shot_query_gets_its_vector_from_the_primary() {
+    let docs = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    std::fs::write(
+        docs.path().join("backups.md"),
+        "# Backups\n\n## Restore\n\nTo restore a backup, stop the service and copy the snapshot back.\n",
+    )
+    .unwrap();
+    let mut cmd = harness::stdio(docs.path(), data.path());
+    cmd.env("RAGDOWN_EMBEDDER", "minilm");
+    let (primary, primary_pid) = harness::connect(cmd).await;
+    one_document_indexed(&primary).await;
+    let junk = tempfile::tempdir().unwrap();
+    let library = junk.path().join("libonnxruntime.so");
+    std::fs::write(&library, b"not a library").unwrap();
+    let query = |library: &Path| {
+        let mut cmd = harness::ragdown_in(data.path());
+        cmd.env("RAGDOWN_EMBEDDER", "minilm")
+            .env("ORT_DYLIB_PATH", library)
+            .args(["query", "--json"])
+            .arg(docs.path())
+            .arg("how do I bring back a saved copy");
+        let out = harness::json_output(&mut cmd);
+        out["hits"][0]["similarity"].as_f64().unwrap_or(0.0)
+    };
+    let similarity = query(&library);
+    assert!(
+        similarity > 0.2,
+        "a semantic hit through the primary: similarity {similarity}"
+    );
+    // Without the primary, the same query has only its own broken model: keywords alone.
+    std::process::Command::new("kill")
+        .args(["-9", &primary_pid.to_string()])
+        .status()
+        .unwrap();
+    drop(primary);
+    // A killed process's lock and socket are gone at once; give the kernel a moment.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let alone = query(&library);
+    assert!(alone < 0.01, "keyword-only without a primary: {alone}");
 }

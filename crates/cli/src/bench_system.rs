@@ -1,0 +1,495 @@
+//! `ragdown bench-system DIR`: the whole-process figures a user feels, measured by running
+//! this very binary the way users do, each run in a child process of its own — first index
+//! (wall, CPU, peak RSS), no-change and one-edit re-syncs, a one-shot CLI query, an MCP server
+//! over stdio from spawn to its first answered search, its warm search latency and its RSS —
+//! and the exact top-10 scan over a million synthetic vectors.
+//!
+//! Works on a copy of `DIR` in a temporary folder, with a fresh data dir: the corpus and any
+//! index of it are never touched. Times are medians over `--rounds`; on a shared machine
+//! compare runs made side by side.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde_json::{Value, json};
+
+#[derive(Args)]
+pub struct SystemArgs {
+    /// The corpus directory (copied; never modified).
+    dir: PathBuf,
+    /// The question the query figures ask.
+    #[arg(long, default_value = "how do I configure the server")]
+    query: String,
+    /// Rounds per figure (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Synthetic vectors for the exact-scan figure (0 skips it).
+    #[arg(long, default_value_t = 1_000_000)]
+    vectors: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+/// What one child process cost.
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    wall: Duration,
+    cpu: Duration,
+    peak_rss: u64,
+}
+
+/// Waits for `child` and returns its exit status with its own resource usage.
+fn wait_with_usage(child: &std::process::Child) -> Result<(i32, Duration, u64)> {
+    let pid = libc::pid_t::try_from(child.id()).context("child pid out of range")?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: an all-zero `rusage` is a valid value (plain integers and timevals).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own child, not yet waited for (std's `Child::wait` is never called
+    // on it), and both pointers refer to live locals of the right types.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if waited != pid {
+        anyhow::bail!("waiting for pid {pid}: {}", std::io::Error::last_os_error());
+    }
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    let cpu = time(usage.ru_utime) + time(usage.ru_stime);
+    // Linux reports ru_maxrss in kilobytes.
+    let peak = u64::try_from(usage.ru_maxrss).unwrap_or(0) * 1024;
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    Ok((code, cpu, peak))
+}
+
+/// Runs this binary with `args` and `env`, output discarded, and measures it.
+fn run_measured(args: &[&str], env: &[(&str, &Path)]) -> Result<Cost> {
+    let exe = std::env::current_exe().context("locating the ragdown binary")?;
+    let mut command = Command::new(exe);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let started = Instant::now();
+    let child = command.spawn().context("starting ragdown")?;
+    let (code, cpu, peak_rss) = wait_with_usage(&child)?;
+    let wall = started.elapsed();
+    if code != 0 {
+        anyhow::bail!("`ragdown {}` failed (exit {code})", args.join(" "));
+    }
+    Ok(Cost {
+        wall,
+        cpu,
+        peak_rss,
+    })
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let i = ((values.len() as f64 - 1.0) * p).round() as usize;
+    values[i.min(values.len() - 1)]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// Copies the visible files of `from` into `to` (dot-folders, like an index, stay behind).
+fn copy_corpus(from: &Path, to: &Path) -> Result<usize> {
+    let mut copied = 0;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        let target = to.join(&name);
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copied += copy_corpus(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}
+
+/// The first Markdown file under `dir`, in name order: the one the edit figure changes.
+fn first_markdown(dir: &Path) -> Option<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    entries
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "md"))
+        .cloned()
+        .or_else(|| {
+            entries
+                .iter()
+                .filter(|p| p.is_dir())
+                .find_map(|d| first_markdown(d))
+        })
+}
+
+/// An MCP client over a child's stdin/stdout, newline-delimited JSON-RPC.
+struct StdioClient {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: BufReader<std::process::ChildStdout>,
+    next_id: u64,
+}
+
+impl StdioClient {
+    fn spawn(docs: &Path, data: &Path) -> Result<Self> {
+        let exe = std::env::current_exe().context("locating the ragdown binary")?;
+        let mut child = Command::new(exe)
+            .arg("stdio")
+            .env("RAGDOWN_DOCS_DIR", docs)
+            .env("RAGDOWN_DATA_DIR", data)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting ragdown stdio")?;
+        let input = child.stdin.take().context("no stdin")?;
+        let output = BufReader::new(child.stdout.take().context("no stdout")?);
+        Ok(Self {
+            child,
+            input,
+            output,
+            next_id: 1,
+        })
+    }
+
+    fn send(&mut self, message: &Value) -> Result<()> {
+        writeln!(self.input, "{message}")?;
+        self.input.flush()?;
+        Ok(())
+    }
+
+    /// Sends a request and returns its result, skipping notifications.
+    fn request(&mut self, method: &str, params: Value) -> Result<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        loop {
+            let mut line = String::new();
+            if self.output.read_line(&mut line)? == 0 {
+                anyhow::bail!("ragdown stdio closed its output during {method}");
+            }
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message.get("id").and_then(Value::as_u64) != Some(id) {
+                continue;
+            }
+            if let Some(error) = message.get("error") {
+                anyhow::bail!("{method} failed: {error}");
+            }
+            return Ok(message.get("result").cloned().unwrap_or(Value::Null));
+        }
+    }
+
+    fn initialize(&mut self) -> Result<()> {
+        self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "ragdown-bench", "version": "1"}}),
+        )?;
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    }
+
+    fn search(&mut self, query: &str) -> Result<Value> {
+        let result = self.request(
+            "tools/call",
+            json!({"name": "ragdown_recall", "arguments": {"query": query}}),
+        )?;
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            anyhow::bail!("ragdown_recall failed: {result}");
+        }
+        Ok(result)
+    }
+
+    /// Resident and peak resident memory of the server now, from /proc (Linux).
+    fn memory(&self) -> (u64, u64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .map_or(0, |kb| kb * 1024)
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+
+    fn close(mut self) {
+        drop(self.input);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Exact top-10 by cosine over `count` random unit vectors of 384 dimensions, the way the
+/// dense search scans (dot products, then a partial select): p50 of 20 queries in ms as f32
+/// and as int8, with the bytes the f32 vectors take.
+fn exact_scan(count: usize) -> (f64, f64, u64) {
+    const DIM: usize = 384;
+    // A small xorshift: reproducible vectors without a random-number dependency.
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+    };
+    let mut vectors = vec![0f32; count * DIM];
+    for v in vectors.chunks_mut(DIM) {
+        v.iter_mut().for_each(|x| *x = next());
+        ragdown_embed::normalize(v);
+    }
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let mut query: Vec<f32> = (0..DIM).map(|_| next()).collect();
+        ragdown_embed::normalize(&mut query);
+        let started = Instant::now();
+        let mut scored: Vec<(usize, f32)> = vectors
+            .chunks(DIM)
+            .enumerate()
+            .map(|(i, v)| (i, ragdown_embed::dot(&query, v)))
+            .collect();
+        let n = 10.min(scored.len());
+        if scored.len() > n {
+            scored.select_nth_unstable_by(n, |a, b| b.1.total_cmp(&a.1));
+            scored.truncate(n);
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        times.push(ms(started.elapsed()));
+        std::hint::black_box(&scored);
+    }
+    let f32_p50 = median(times);
+    // The same scan over the vectors as int8 (x · 127, one scale for all: the vectors are unit
+    // length), what an int8 store would cost: a quarter of the bytes to stream.
+    let quantized: Vec<i8> = vectors
+        .iter()
+        .map(|x| (x * 127.0).round().clamp(-127.0, 127.0) as i8)
+        .collect();
+    drop(vectors);
+    let mut times = Vec::new();
+    for _ in 0..20 {
+        let query: Vec<i8> = (0..DIM)
+            .map(|_| (next() * 2.0 * 127.0).round().clamp(-127.0, 127.0) as i8)
+            .collect();
+        let started = Instant::now();
+        let mut scored: Vec<(usize, i32)> = quantized
+            .chunks(DIM)
+            .enumerate()
+            .map(|(i, v)| (i, dot_i8(&query, v)))
+            .collect();
+        let n = 10.min(scored.len());
+        if scored.len() > n {
+            scored.select_nth_unstable_by(n, |a, b| b.1.cmp(&a.1));
+            scored.truncate(n);
+        }
+        scored.sort_by_key(|b| std::cmp::Reverse(b.1));
+        times.push(ms(started.elapsed()));
+        std::hint::black_box(&scored);
+    }
+    (f32_p50, median(times), (count * DIM * 4) as u64)
+}
+
+/// An int8 dot product in sixteen 32-bit lanes (vectorises like [`ragdown_embed::dot`]).
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut sums = [0i32; 16];
+    let (a_chunks, b_chunks) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for lane in 0..16 {
+            sums[lane] += i32::from(x[lane]) * i32::from(y[lane]);
+        }
+    }
+    sums.iter().sum::<i32>() + tail
+}
+
+pub fn run(args: &SystemArgs) -> Result<()> {
+    let rounds = args.rounds.max(1);
+    let work = tempfile::tempdir()?;
+    let docs = work.path().join("docs");
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&docs)?;
+    let files = copy_corpus(&args.dir, &docs)?;
+    let env: &[(&str, &Path)] = &[("RAGDOWN_DATA_DIR", &data)];
+    let docs_arg = docs.to_string_lossy().into_owned();
+    let say = |what: &str| {
+        if !args.json {
+            eprintln!("bench-system: {what}");
+        }
+    };
+
+    say(&format!("first index of {files} files"));
+    let first = run_measured(&["index", &docs_arg], env)?;
+
+    say("no-change re-syncs");
+    let mut unchanged = Vec::new();
+    for _ in 0..rounds {
+        unchanged.push(run_measured(&["index", &docs_arg], env)?);
+    }
+
+    say("one-edit re-syncs");
+    let edited_file = first_markdown(&docs).context("the corpus holds no Markdown file")?;
+    let original = std::fs::read_to_string(&edited_file)?;
+    let mut edited = Vec::new();
+    for round in 0..rounds {
+        std::fs::write(
+            &edited_file,
+            format!("{original}\n\nA benchmark edit, round {round}: the zebra crossing moved.\n"),
+        )?;
+        edited.push(run_measured(&["index", &docs_arg], env)?);
+    }
+
+    say("one-shot CLI queries");
+    let mut queries = Vec::new();
+    for _ in 0..rounds {
+        queries.push(run_measured(&["query", &docs_arg, &args.query], env)?);
+    }
+
+    say("MCP over stdio: spawn to first answered search");
+    let mut first_answers = Vec::new();
+    let mut warm = Vec::new();
+    let mut server_memory = (0, 0);
+    for round in 0..rounds {
+        let started = Instant::now();
+        let mut client = StdioClient::spawn(&docs, &data)?;
+        client.initialize()?;
+        client.search(&args.query)?;
+        first_answers.push(ms(started.elapsed()));
+        if round + 1 == rounds {
+            // Let the model finish loading and the start-up re-sync end, then time warm
+            // searches over a few different questions.
+            std::thread::sleep(Duration::from_secs(2));
+            let questions = [
+                args.query.as_str(),
+                "what does the error message mean",
+                "how to upgrade to the latest version",
+                "which settings control logging",
+            ];
+            for i in 0..60 {
+                let q = questions[i % questions.len()];
+                let t = Instant::now();
+                client.search(&format!("{q} {i}"))?;
+                warm.push(ms(t.elapsed()));
+            }
+            server_memory = client.memory();
+        }
+        client.close();
+    }
+
+    let scan = if args.vectors > 0 {
+        say(&format!("exact top-10 over {} vectors", args.vectors));
+        Some(exact_scan(args.vectors))
+    } else {
+        None
+    };
+
+    let walls = |costs: &[Cost]| median(costs.iter().map(|c| ms(c.wall)).collect());
+    let peaks = |costs: &[Cost]| costs.iter().map(|c| c.peak_rss).max().unwrap_or(0);
+    let report = json!({
+        "files": files,
+        "first_index": {"wall_s": first.wall.as_secs_f64(), "cpu_s": first.cpu.as_secs_f64(),
+                        "peak_rss_mb": mb(first.peak_rss)},
+        "resync_unchanged": {"wall_ms": walls(&unchanged), "peak_rss_mb": mb(peaks(&unchanged))},
+        "resync_one_edit": {"wall_ms": walls(&edited), "peak_rss_mb": mb(peaks(&edited))},
+        "cli_query": {"wall_ms": walls(&queries), "peak_rss_mb": mb(peaks(&queries))},
+        "stdio_first_search_ms": median(first_answers),
+        "stdio_warm_search_ms": {"p50": percentile(warm.clone(), 0.5), "p95": percentile(warm, 0.95)},
+        "stdio_rss_mb": {"now": mb(server_memory.0), "peak": mb(server_memory.1)},
+        "exact_scan": scan.map(|(p50, int8_p50, bytes)| json!({
+            "vectors": args.vectors, "dim": 384, "p50_ms": p50, "int8_p50_ms": int8_p50,
+            "mb_per_million": mb(bytes) * 1e6 / args.vectors as f64,
+        })),
+    });
+    if args.json {
+        println!("{report}");
+        return Ok(());
+    }
+    let r = &report;
+    println!(
+        "first index        {:.1} s wall, {:.1} s CPU, peak {:.0} MB ({files} files)",
+        first.wall.as_secs_f64(),
+        first.cpu.as_secs_f64(),
+        mb(first.peak_rss)
+    );
+    println!(
+        "re-sync, no change {:.0} ms (peak {:.0} MB)",
+        walls(&unchanged),
+        mb(peaks(&unchanged))
+    );
+    println!(
+        "re-sync, one edit  {:.0} ms (peak {:.0} MB)",
+        walls(&edited),
+        mb(peaks(&edited))
+    );
+    println!(
+        "CLI query          {:.0} ms (peak {:.0} MB)",
+        walls(&queries),
+        mb(peaks(&queries))
+    );
+    println!(
+        "stdio: spawn → first answered search {:.0} ms; warm search p50 {:.1} / p95 {:.1} ms; RSS {:.0} MB (peak {:.0} MB)",
+        r["stdio_first_search_ms"].as_f64().unwrap_or(0.0),
+        r["stdio_warm_search_ms"]["p50"].as_f64().unwrap_or(0.0),
+        r["stdio_warm_search_ms"]["p95"].as_f64().unwrap_or(0.0),
+        mb(server_memory.0),
+        mb(server_memory.1)
+    );
+    if let Some((p50, int8_p50, bytes)) = scan {
+        println!(
+            "exact top-10 over {} × 384: f32 p50 {p50:.1} ms ({:.0} MB of vectors per million), as int8 p50 {int8_p50:.1} ms",
+            args.vectors,
+            mb(bytes) * 1e6 / args.vectors as f64
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,238 @@
+//! An embedder that loads its model on first use. A preset's id, dimension and hook floor are
+//! known without the model, so an index opens, re-syncs what needs no new vector and answers
+//! keyword searches before (or without) the ~0.3–0.5 s a model load costs; the first text to
+//! embed loads it, and [`LazyEmbedder::load_in_background`] lets a server start that load at
+//! once without anyone waiting for it.
+//!
+//! A load that fails turns the embedder into the keyword-only stand-in for good (like
+//! [`crate::keyword::KeywordOnly`]): [`Embedder::unavailable`] says why from then on.
+//! Knows nothing of indexes or searches.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::{EmbedError, Embedder, Result, TextKind};
+
+/// Loads the real embedder; called at most once.
+pub type Loader = Box<dyn FnOnce() -> Result<Arc<dyn Embedder>> + Send>;
+
+pub struct LazyEmbedder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    id: String,
+    dim: usize,
+    min_score: f32,
+    loader: Mutex<Option<Loader>>,
+    /// The loaded model, or why it could not load.
+    outcome: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
+    /// A background load runs whose callers answer without the model meanwhile.
+    answer_meanwhile: AtomicBool,
+}
+
+impl LazyEmbedder {
+    /// An embedder known as `id` of `dim` dimensions whose model `loader` loads when first
+    /// needed.
+    pub fn new(id: impl Into<String>, dim: usize, min_score: f32, loader: Loader) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                id: id.into(),
+                dim,
+                min_score,
+                loader: Mutex::new(Some(loader)),
+                outcome: OnceLock::new(),
+                answer_meanwhile: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Whether the model is loaded.
+    pub fn is_loaded(&self) -> bool {
+        matches!(self.inner.outcome.get(), Some(Ok(_)))
+    }
+}
+
+impl Inner {
+    /// The loaded model, loading it now if no one has; concurrent callers wait for the one
+    /// load.
+    fn model(&self) -> Result<&Arc<dyn Embedder>> {
+        let outcome = self.outcome.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let loader = self.loader.lock().ok().and_then(|mut l| l.take());
+            let loaded = match loader {
+                Some(load) => load().map_err(|e| e.to_string()),
+                None => Err("the model loader was lost to a panic".to_string()),
+            };
+            match loaded {
+                Ok(model) if model.dim() != self.dim => Err(format!(
+                    "the model gives {} dimensions where {} were expected",
+                    model.dim(),
+                    self.dim
+                )),
+                Ok(model) => {
+                    tracing::info!(
+                        "embedding model {} loaded in {} ms",
+                        self.id,
+                        started.elapsed().as_millis()
+                    );
+                    Ok(model)
+                }
+                Err(reason) => {
+                    tracing::warn!(
+                        "the embedding model {} could not load ({reason}); searches answer from keywords (BM25) only",
+                        self.id
+                    );
+                    Err(reason)
+                }
+            }
+        });
+        outcome
+            .as_ref()
+            .map_err(|reason| EmbedError::Unavailable(reason.clone()))
+    }
+}
+
+impl Embedder for LazyEmbedder {
+    fn id(&self) -> &str {
+        &self.inner.id
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim
+    }
+    fn min_score(&self) -> f32 {
+        if self.unavailable().is_some() {
+            // As the keyword-only stand-in: keyword hits carry no similarity.
+            return f32::INFINITY;
+        }
+        self.inner.min_score
+    }
+    fn embed(&self, texts: &[&str], kind: TextKind) -> Result<Vec<Vec<f32>>> {
+        self.inner.model()?.embed(texts, kind)
+    }
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        self.inner.model()?.embed_query(text)
+    }
+    fn unavailable(&self) -> Option<&str> {
+        match self.inner.outcome.get() {
+            Some(Err(reason)) => Some(reason),
+            _ => None,
+        }
+    }
+    fn loading(&self) -> bool {
+        self.inner.outcome.get().is_none() && self.inner.answer_meanwhile.load(Ordering::SeqCst)
+    }
+    /// Starts loading the model on a thread of its own; a caller that needs it meanwhile
+    /// waits for that load rather than starting another.
+    fn load_in_background(&self, answer_meanwhile: bool) {
+        if self.inner.outcome.get().is_some() {
+            return;
+        }
+        if answer_meanwhile {
+            self.inner.answer_meanwhile.store(true, Ordering::SeqCst);
+        }
+        let inner = self.inner.clone();
+        let started = std::thread::Builder::new()
+            .name("ragdown-model".into())
+            .spawn(move || {
+                inner.model().ok();
+            });
+        if let Err(e) = started {
+            // Not fatal: the first text to embed loads the model instead.
+            tracing::warn!("could not start loading the model in the background: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::HashEmbedder;
+    use std::sync::atomic::AtomicUsize;
+
+    fn counting(loads: Arc<AtomicUsize>, dim: usize) -> Loader {
+        Box::new(move || {
+            loads.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            Ok(Arc::new(HashEmbedder::new(dim)) as Arc<dyn Embedder>)
+        })
+    }
+
+    #[test]
+    fn loads_once_on_first_embed_and_not_before() {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let lazy = Arc::new(LazyEmbedder::new(
+            "hash-384",
+            384,
+            0.4,
+            counting(loads.clone(), 384),
+        ));
+        assert!(!lazy.loading());
+        assert_eq!((lazy.id(), lazy.dim()), ("hash-384", 384));
+        assert_eq!(loads.load(Ordering::SeqCst), 0, "nothing loads up front");
+        assert!(!lazy.is_loaded() && lazy.unavailable().is_none());
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let lazy = lazy.clone();
+                std::thread::spawn(move || lazy.embed_query("restore the backup").unwrap())
+            })
+            .collect();
+        let vectors: Vec<Vec<f32>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(loads.load(Ordering::SeqCst), 1, "four callers, one load");
+        assert!(vectors.iter().all(|v| v == &vectors[0] && v.len() == 384));
+        assert!(lazy.is_loaded() && !lazy.loading());
+        assert_eq!(lazy.min_score(), 0.4);
+    }
+
+    #[test]
+    fn background_load_is_waited_for_not_repeated() {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let lazy = LazyEmbedder::new("h", 8, 0.4, counting(loads.clone(), 8));
+        lazy.load_in_background(true);
+        assert!(
+            lazy.loading(),
+            "searches may answer from keywords meanwhile"
+        );
+        let v = lazy.embed(&["a", "b"], TextKind::Document).unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+        assert!(!lazy.loading());
+    }
+
+    #[test]
+    fn a_warm_up_that_others_wait_for_is_not_loading() {
+        let loads = Arc::new(AtomicUsize::new(0));
+        let lazy = LazyEmbedder::new("h", 8, 0.4, counting(loads.clone(), 8));
+        lazy.load_in_background(false);
+        assert!(!lazy.loading(), "callers wait for this load");
+        assert_eq!(lazy.embed_query("q").unwrap().len(), 8);
+        assert_eq!(loads.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_failed_load_is_unavailable_with_its_reason_for_good() {
+        let lazy = LazyEmbedder::new(
+            "m",
+            384,
+            0.35,
+            Box::new(|| Err(EmbedError::RuntimeMissing("no libonnxruntime.so".into()))),
+        );
+        let err = lazy.embed_query("q").unwrap_err();
+        assert!(matches!(err, EmbedError::Unavailable(ref r) if r.contains("ORT_DYLIB_PATH")));
+        assert!(lazy.unavailable().unwrap().contains("no libonnxruntime.so"));
+        assert!(lazy.embed(&["again"], TextKind::Document).is_err());
+        assert_eq!(lazy.min_score(), f32::INFINITY);
+    }
+
+    #[test]
+    fn a_model_of_another_dimension_is_refused() {
+        let lazy = LazyEmbedder::new(
+            "m",
+            384,
+            0.35,
+            Box::new(|| Ok(Arc::new(HashEmbedder::new(768)) as Arc<dyn Embedder>)),
+        );
+        assert!(lazy.embed_query("q").is_err());
+        assert!(lazy.unavailable().unwrap().contains("768"));
+    }
+}

@@ -94,21 +94,14 @@ fn run_measured(args: &[&str], env: &[(&str, &Path)]) -> Result<Cost> {
     })
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
+/// The `p` quantile of `values`, through `ragdown bench`'s one percentile rule.
+fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    crate::bench::percentile(&values, p)
 }
 
-fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.sort_by(f64::total_cmp);
-    let i = ((values.len() as f64 - 1.0) * p).round() as usize;
-    values[i.min(values.len() - 1)]
+fn median(values: Vec<f64>) -> f64 {
+    percentile(values, 0.5)
 }
 
 fn ms(d: Duration) -> f64 {

@@ -5,6 +5,7 @@
 //! Each document is replaced in one transaction, so a crash leaves either its old or its new
 //! state. Knows nothing of files on disk or of embedders beyond the vectors it is handed.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -56,6 +57,9 @@ CREATE TABLE IF NOT EXISTS vectors(key BLOB PRIMARY KEY, vector BLOB NOT NULL) W
 CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, path TEXT NOT NULL);
 ";
 
+/// How much of the records file a whole-snapshot load maps into memory.
+const LOAD_MMAP_BYTES: i64 = 1 << 32;
+
 /// A chunk as stored, with its vector and its pieces' vectors.
 #[derive(Debug, Clone)]
 pub struct StoredChunk {
@@ -78,6 +82,28 @@ pub struct Store {
 
 pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A chunk's record from the first eight columns of `row`: id, document_id, ord,
+/// line_start, line_end, heading, breadcrumb, text.
+fn chunk_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRecord> {
+    Ok(ChunkRecord {
+        id: r.get(0)?,
+        document_id: r.get(1)?,
+        ord: r.get(2)?,
+        line_start: r.get(3)?,
+        line_end: r.get(4)?,
+        heading: r.get(5)?,
+        breadcrumb: r.get(6)?,
+        text: r.get(7)?,
+    })
+}
+
+/// Column `i` of `row` as the bytes of a BLOB.
+fn blob<'a>(row: &'a rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'a [u8]> {
+    row.get_ref(i)?.as_blob().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, Box::new(e))
+    })
 }
 
 pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
@@ -175,25 +201,86 @@ impl Store {
 
     /// Every chunk with its vector, in id order; `document_id` narrows to one document.
     pub fn chunks(&self, document_id: Option<i64>) -> Result<Vec<StoredChunk>> {
+        if let Some(document_id) = document_id {
+            return self.document_chunks(document_id);
+        }
+        // Mapped, the file is read by memory loads instead of one pread(2) a page (10k
+        // sections took 160k syscalls); the map is dropped afterwards so a server's resident
+        // memory does not carry the file.
+        self.conn
+            .pragma_update(None, "mmap_size", LOAD_MMAP_BYTES)?;
+        let chunks = self.read_all_chunks();
+        self.conn.pragma_update(None, "mmap_size", 0)?;
+        chunks
+    }
+
+    /// [`Store::chunks`] of the whole index by three sequential scans — the vector cache,
+    /// the chunks, the pieces — joined in memory: a join looks each vector up by its hash,
+    /// in random order (real-dev, 10k vectors: 42 ms of lookups against a 10 ms scan).
+    fn read_all_chunks(&self) -> Result<Vec<StoredChunk>> {
+        let mut vectors: HashMap<[u8; 32], Vec<f32>> = HashMap::new();
+        let mut stmt = self.conn.prepare("SELECT key, vector FROM vectors")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            if let Ok(key) = <[u8; 32]>::try_from(blob(row, 0)?) {
+                vectors.insert(key, blob_to_vector(blob(row, 1)?));
+            }
+        }
+        let vector_of = |blob: &[u8]| {
+            <[u8; 32]>::try_from(blob)
+                .ok()
+                .and_then(|key| vectors.get(&key))
+        };
+        let mut stmt = self.conn.prepare(
+            "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
+                    vector_key
+                 FROM chunks ORDER BY id",
+        )?;
+        let mut rows = stmt.query([])?;
+        let mut chunks = Vec::new();
+        while let Some(r) = rows.next()? {
+            // A chunk without its vector is left out, as the join of `document_chunks` does.
+            let Some(vector) = vector_of(blob(r, 8)?) else {
+                continue;
+            };
+            chunks.push(StoredChunk {
+                record: chunk_record(r)?,
+                vector: vector.clone(),
+                pieces: Vec::new(),
+            });
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord")?;
+        let mut rows = stmt.query([])?;
+        // Both lists are in chunk id order: walk them together.
+        let mut at = 0;
+        while let Some(row) = rows.next()? {
+            let chunk_id: i64 = row.get(0)?;
+            while chunks.get(at).is_some_and(|c| c.record.id < chunk_id) {
+                at += 1;
+            }
+            if let Some(c) = chunks.get_mut(at).filter(|c| c.record.id == chunk_id)
+                && let Some(vector) = vector_of(blob(row, 1)?)
+            {
+                c.pieces.extend_from_slice(vector);
+            }
+        }
+        Ok(chunks)
+    }
+
+    /// One document's chunks with their vectors, in id order.
+    fn document_chunks(&self, document_id: i64) -> Result<Vec<StoredChunk>> {
         let mut stmt = self.conn.prepare(
             "SELECT c.id, c.document_id, c.ord, c.line_start, c.line_end, c.heading,
                         c.breadcrumb, c.text, v.vector
                  FROM chunks c JOIN vectors v ON v.key = c.vector_key
-                 WHERE ?1 IS NULL OR c.document_id = ?1
+                 WHERE c.document_id = ?1
                  ORDER BY c.id",
         )?;
         let rows = stmt.query_map([document_id], |r| {
             Ok(StoredChunk {
-                record: ChunkRecord {
-                    id: r.get(0)?,
-                    document_id: r.get(1)?,
-                    ord: r.get(2)?,
-                    line_start: r.get(3)?,
-                    line_end: r.get(4)?,
-                    heading: r.get(5)?,
-                    breadcrumb: r.get(6)?,
-                    text: r.get(7)?,
-                },
+                record: chunk_record(r)?,
                 vector: blob_to_vector(&r.get::<_, Vec<u8>>(8)?),
                 pieces: Vec::new(),
             })
@@ -203,7 +290,7 @@ impl Store {
             "SELECT p.chunk_id, v.vector
                  FROM pieces p JOIN chunks c ON c.id = p.chunk_id
                      JOIN vectors v ON v.key = p.vector_key
-                 WHERE ?1 IS NULL OR c.document_id = ?1
+                 WHERE c.document_id = ?1
                  ORDER BY p.chunk_id, p.ord",
         )?;
         let mut rows = stmt.query([document_id])?;

@@ -110,6 +110,43 @@ fn pieces_of_a_section_are_embedded_stored_and_reloaded() {
     assert_snapshot_matches_records(&index);
 }
 
+/// The whole-index load (sequential scans joined in memory) returns what the per-document
+/// reads (joins in SQL) return: the same chunks in id order, each with its vector and pieces,
+/// including two sections whose identical text shares one cached vector.
+#[test]
+fn loading_every_chunk_at_once_matches_loading_each_document() {
+    let f = Fixture::new();
+    f.write("svc.md", SETTINGS_TABLE);
+    f.write(
+        "twin.md",
+        "# Twin\n\n## A\n\nSame words.\n\n## B\n\nSame words.\n",
+    );
+    f.write("other.md", &long_document(5, None));
+    let index = f.open();
+    index.sync().unwrap();
+    std::fs::remove_file(f.docs.path().join("other.md")).unwrap();
+    f.write("other.md", &long_document(5, Some(2)));
+    index.sync().unwrap();
+    let store = index.store().unwrap();
+    let all = store.chunks(None).unwrap();
+    let mut documents: Vec<i64> = store.documents().unwrap().iter().map(|d| d.id).collect();
+    documents.sort_unstable();
+    let mut one_by_one: Vec<_> = documents
+        .iter()
+        .flat_map(|d| store.chunks(Some(*d)).unwrap())
+        .collect();
+    one_by_one.sort_by_key(|c| c.record.id);
+    assert!(all.len() >= 9, "{} chunks", all.len());
+    assert!(all.iter().any(|c| !c.pieces.is_empty()));
+    assert_eq!(all.len(), one_by_one.len());
+    for (a, b) in all.iter().zip(&one_by_one) {
+        assert_eq!(a.record.id, b.record.id);
+        assert_eq!(a.record.text, b.record.text);
+        assert_eq!(a.vector, b.vector, "vector of chunk {}", a.record.id);
+        assert_eq!(a.pieces, b.pieces, "pieces of chunk {}", a.record.id);
+    }
+}
+
 #[test]
 fn a_new_store_layout_rebuilds_but_keeps_the_vector_cache() {
     let f = Fixture::new();

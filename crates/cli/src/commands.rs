@@ -57,6 +57,24 @@ pub fn open_index_preloading(
     on_model_error: OnModelError,
     preload: Preload,
 ) -> Result<Opened> {
+    open_with(settings, dir, on_model_error, preload, false)
+}
+
+/// Opens `dir`'s index for a command that only reads it (`query`, `status`): like
+/// [`open_index_preloading`] with keyword-only fallback, except that an index built with
+/// another embedder is refused instead of rebuilt — a status check with the wrong
+/// `RAGDOWN_EMBEDDER` must not empty the index.
+pub fn open_index_for_reading(settings: &Settings, dir: &Path, preload: Preload) -> Result<Opened> {
+    open_with(settings, dir, OnModelError::KeywordOnly, preload, true)
+}
+
+fn open_with(
+    settings: &Settings,
+    dir: &Path,
+    on_model_error: OnModelError,
+    preload: Preload,
+    keep_other_embedders: bool,
+) -> Result<Opened> {
     let root = docs_dir(dir)?;
     let data_dir = settings.data_dir_for(&root);
     let primary = lock::try_become_primary(&data_dir)
@@ -81,6 +99,20 @@ pub fn open_index_preloading(
             }
         },
     };
+    if keep_other_embedders
+        && let Some((recorded, _)) = ragdown_index::recorded_embedder(&data_dir)
+        && recorded != embedder.id()
+    {
+        anyhow::bail!(
+            "the index in {} was built with the embedder {recorded}, but RAGDOWN_EMBEDDER selects {}: \
+             reading it would rebuild it. Set RAGDOWN_EMBEDDER to that index's embedder, or run \
+             `ragdown index {}` to rebuild it with {} (every section is embedded again)",
+            data_dir.display(),
+            embedder.id(),
+            root.display(),
+            embedder.id()
+        );
+    }
     let embedder: Arc<dyn ragdown_embed::Embedder> = match preload {
         // A one-shot reader asks the running primary, whose model is warm, for its query
         // vectors, and loads its own model only when the primary cannot answer.
@@ -210,8 +242,7 @@ fn excerpt(text: &str, max: usize) -> String {
 
 pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags) -> Result<()> {
     // The model loads while the index opens and syncs.
-    let Opened { index, primary } =
-        open_index_preloading(settings, dir, OnModelError::KeywordOnly, Preload::WaitForIt)?;
+    let Opened { index, primary } = open_index_for_reading(settings, dir, Preload::WaitForIt)?;
     if primary.is_some() {
         sync_with_bar(&index)?;
     }
@@ -254,7 +285,7 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
 }
 
 pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
-    let Opened { index, primary } = open_index(settings, dir, OnModelError::KeywordOnly)?;
+    let Opened { index, primary } = open_index_for_reading(settings, dir, Preload::No)?;
     let role = if primary.is_some() {
         "primary"
     } else {

@@ -310,3 +310,41 @@ fn query_and_status_fall_back_to_keyword_search_when_the_model_no_longer_loads()
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(stderr.contains("ORT_DYLIB_PATH"), "{stderr}");
 }
+
+#[test]
+fn reading_with_another_embedder_refuses_instead_of_emptying_the_index() {
+    let docs = notes();
+    let data = tempfile::tempdir().unwrap();
+    ragdown(data.path())
+        .arg("index")
+        .arg(docs.path())
+        .assert()
+        .success();
+    for command in [vec!["status"], vec!["query", "--json"]] {
+        let mut cmd = ragdown(data.path());
+        cmd.env("RAGDOWN_EMBEDDER", "minilm")
+            .args(&command)
+            .arg(docs.path());
+        if command[0] == "query" {
+            cmd.arg("pg_restore");
+        }
+        let out = cmd.assert().failure();
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.contains("was built with the embedder hash-384")
+                && stderr.contains("ragdown index"),
+            "{command:?}: {stderr}"
+        );
+    }
+    // The index built with the hash embedder is whole.
+    let out = ragdown(data.path())
+        .args(["status", "--json"])
+        .arg(docs.path())
+        .assert()
+        .success();
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (value["documents"].clone(), value["chunks"].clone()),
+        (2.into(), 3.into())
+    );
+}

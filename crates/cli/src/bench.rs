@@ -99,6 +99,7 @@ fn save_to_searchable(embedder: Arc<dyn ragdown_embed::Embedder>, files: usize) 
             root: docs.path().to_path_buf(),
             data_dir: data.path().to_path_buf(),
             max_file_bytes: ragdown_index::DEFAULT_MAX_FILE_BYTES,
+            records: ragdown_index::store::RecordsLocation::DataDir,
         },
         embedder,
     )?);
@@ -138,6 +139,7 @@ fn index_under_search_load(
             root: root.to_path_buf(),
             data_dir: data.path().to_path_buf(),
             max_file_bytes: ragdown_index::DEFAULT_MAX_FILE_BYTES,
+            records: ragdown_index::store::RecordsLocation::DataDir,
         },
         embedder,
     )?;
@@ -189,6 +191,7 @@ fn resync_benchmark(files: usize) -> Result<f64> {
             root: docs.path().to_path_buf(),
             data_dir: data.path().to_path_buf(),
             max_file_bytes: ragdown_index::DEFAULT_MAX_FILE_BYTES,
+            records: ragdown_index::store::RecordsLocation::DataDir,
         },
         Arc::new(ragdown_embed::hash::HashEmbedder::new(384)),
     )?;

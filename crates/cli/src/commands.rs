@@ -77,11 +77,17 @@ fn open_with(
 ) -> Result<Opened> {
     let root = docs_dir(dir)?;
     let data_dir = settings.data_dir_for(&root);
+    let index_settings = IndexSettings {
+        data_dir: data_dir.clone(),
+        records: settings.records_for(&root),
+        root: root.clone(),
+        max_file_bytes: settings.max_file_bytes,
+    };
     let primary = lock::try_become_primary(&data_dir)
         .with_context(|| format!("taking the primary lock in {}", data_dir.display()))?;
     let embedder = match ragdown_embed::load(&settings.embedder, &DownloadBar::new()) {
         Ok(embedder) => embedder,
-        Err(e) => match ragdown_index::recorded_embedder(&data_dir) {
+        Err(e) => match ragdown_index::recorded_embedder(&index_settings) {
             Some((id, dim)) if on_model_error == OnModelError::KeywordOnly => {
                 tracing::warn!(
                     "the embedding model {:?} could not load ({e}); answering keyword (BM25) searches only from the index built before",
@@ -100,7 +106,7 @@ fn open_with(
         },
     };
     if keep_other_embedders
-        && let Some((recorded, _)) = ragdown_index::recorded_embedder(&data_dir)
+        && let Some((recorded, _)) = ragdown_index::recorded_embedder(&index_settings)
         && recorded != embedder.id()
     {
         anyhow::bail!(
@@ -128,11 +134,6 @@ fn open_with(
             embedder
         }
         Preload::No => embedder,
-    };
-    let index_settings = IndexSettings {
-        data_dir,
-        root,
-        max_file_bytes: settings.max_file_bytes,
     };
     if let Some(lock) = &primary {
         let index = Arc::new(Index::open(index_settings, embedder)?);
@@ -223,6 +224,28 @@ pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `ragdown migrate DIR --to postgres`: copies the vector cache and what built it from the
+/// data dir's SQLite records into the database, then indexes the docs dir there — every
+/// section's vector comes from the copy, so nothing is embedded again.
+pub fn migrate(settings: &Settings, dir: &Path) -> Result<()> {
+    let root = docs_dir(dir)?;
+    let target = settings.records_for(&root);
+    let ragdown_index::store::RecordsLocation::Postgres { url, schema } = &target else {
+        anyhow::bail!(
+            "set RAGDOWN_DATABASE_URL to the PostgreSQL database to move the index to (for \
+             example postgres://user@host/db)"
+        );
+    };
+    let data_dir = settings.data_dir_for(&root);
+    let copied = ragdown_index::store::copy_vector_cache(&data_dir, &target)?;
+    println!(
+        "copied {copied} cached vectors from {} to schema {schema} of {}",
+        data_dir.display(),
+        ragdown_index::store::redact_url(url)
+    );
+    index(settings, dir)
+}
+
 pub struct QueryFlags {
     pub top_k: usize,
     pub json: bool,
@@ -293,7 +316,16 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
     };
     let snap = index.snapshot();
     let embedder: &Arc<dyn ragdown_embed::Embedder> = index.embedder();
+    // Where the records are, never with a password.
+    let records = match &index.settings().records {
+        ragdown_index::store::RecordsLocation::DataDir => "sqlite (in the data dir)".to_string(),
+        ragdown_index::store::RecordsLocation::Postgres { url, schema } => format!(
+            "postgres (schema {schema} of {})",
+            ragdown_index::store::redact_url(url)
+        ),
+    };
     let value = json!({
+        "records": index.records_backend(),
         "folder": index.settings().root,
         "data_dir": index.settings().data_dir,
         "documents": snap.document_count(),
@@ -307,7 +339,7 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
         println!("{value}");
     } else {
         println!(
-            "folder    {}\ndata dir  {}\ndocuments {}\nchunks    {}\nembedder  {} ({} dimensions)",
+            "folder    {}\ndata dir  {}\nrecords   {records}\ndocuments {}\nchunks    {}\nembedder  {} ({} dimensions)",
             index.settings().root.display(),
             index.settings().data_dir.display(),
             snap.document_count(),
@@ -323,10 +355,19 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
 }
 
 /// The embedder id and dimension some folder's index in `data` was built with.
-fn recorded_in_any_folder(data: &FoldersDataDir) -> Option<(String, usize)> {
-    data.folder_dirs()
-        .iter()
-        .find_map(|d| ragdown_index::recorded_embedder(d))
+fn recorded_in_any_folder(
+    data: &FoldersDataDir,
+    database: Option<&ragdown_index::store::SharedDatabase>,
+) -> Option<(String, usize)> {
+    data.folder_dirs().iter().find_map(|dir| {
+        let name = dir.file_name()?.to_string_lossy();
+        ragdown_index::recorded_embedder(&IndexSettings {
+            root: dir.clone(),
+            data_dir: dir.clone(),
+            max_file_bytes: 0,
+            records: ragdown_http::folders::records_of_folder(database, &name),
+        })
+    })
 }
 
 /// The name a docs dir is served under: its directory name.
@@ -452,6 +493,7 @@ pub fn serve(settings: &Settings) -> Result<()> {
         watch: settings.watch,
         root_mcp: settings.http.root_mcp,
         max_file_bytes: settings.max_file_bytes,
+        database: settings.shared_database(),
         takeover_every: settings.takeover_every,
         token: settings.http.token.clone(),
         keep_alive_ms: settings.http.keep_alive_ms,
@@ -489,6 +531,7 @@ pub fn serve(settings: &Settings) -> Result<()> {
         }
         let loading = state.clone();
         let embedder = state.embedder_settings(&state.tunables().embedder);
+        let database = settings.shared_database();
         tokio::task::spawn_blocking(move || {
             match ragdown_embed::load(&embedder, &DownloadBar::new()) {
                 Ok(e) => {
@@ -497,7 +540,7 @@ pub fn serve(settings: &Settings) -> Result<()> {
                     loading.start_folders(e);
                     eprintln!("ragdown: ready");
                 }
-                Err(e) => match recorded_in_any_folder(&folders_data) {
+                Err(e) => match recorded_in_any_folder(&folders_data, database.as_ref()) {
                     Some((id, dim)) => {
                         tracing::warn!(
                             "the embedding model could not load ({e}); answering keyword (BM25) searches only from the folders' indexes"

@@ -139,6 +139,7 @@ pub fn open_index(
             root,
             data_dir: data_dir.to_path_buf(),
             max_file_bytes: settings.max_file_bytes,
+            records: ragdown_index::store::RecordsLocation::DataDir,
         },
         embedder,
     )?))

@@ -46,6 +46,14 @@ enum Command {
         #[arg(long)]
         path_prefix: Option<String>,
     },
+    /// Move a docs dir's index from its data dir into the PostgreSQL database
+    /// RAGDOWN_DATABASE_URL names, without embedding anything again.
+    Migrate {
+        dir: PathBuf,
+        /// Where to: `postgres` (the only other store).
+        #[arg(long, value_parser = ["postgres"])]
+        to: String,
+    },
     /// What an index holds.
     Status {
         dir: PathBuf,
@@ -163,6 +171,7 @@ fn run(cli: Cli) -> Result<()> {
             },
         ),
         Command::Status { dir, json } => commands::status(&settings, &dir, json),
+        Command::Migrate { dir, to: _ } => commands::migrate(&settings, &dir),
         Command::Bench(args) => bench::run(&settings, &args),
         Command::BenchSystem(args) => bench_system::run(&args),
         Command::Eval(args) => eval::run(&settings, &args),

@@ -14,6 +14,13 @@ pub struct Settings {
     pub data_dir: Option<PathBuf>,
     /// `RAGDOWN_MAX_FILE_BYTES`.
     pub max_file_bytes: u64,
+    /// `RAGDOWN_DATABASE_URL`: keep the records in this PostgreSQL database (shared by every
+    /// server pointed at it) instead of the data dir.
+    pub database_url: Option<String>,
+    /// `RAGDOWN_DATABASE_SCHEMA`: the schema of a single docs dir's records (default from the
+    /// docs dir's name), and for `serve` the prefix of each folder's schema (default
+    /// `ragdown`).
+    pub database_schema: Option<String>,
     /// `RAGDOWN_DOCS_DIR`.
     pub docs_dir: Option<PathBuf>,
     /// `RAGDOWN_WATCH`: follow changes with a file watcher (else poll every 60 s).
@@ -122,6 +129,8 @@ impl Settings {
                 "RAGDOWN_MAX_FILE_BYTES",
                 ragdown_index::DEFAULT_MAX_FILE_BYTES,
             )?,
+            database_url: var("RAGDOWN_DATABASE_URL"),
+            database_schema: var("RAGDOWN_DATABASE_SCHEMA"),
             docs_dir: var("RAGDOWN_DOCS_DIR").map(|d| expand_home(&d)),
             watch: boolean("RAGDOWN_WATCH", true)?,
             takeover_every: std::time::Duration::from_millis(number(
@@ -171,6 +180,32 @@ impl Settings {
 
     /// The data dir of `docs`: the override, or `<cache>/ragdown/<first 16 hex of SHA-256 of
     /// the absolute docs dir>`, so two folders never share an index.
+    /// Where the records of the docs dir `docs` are kept (one docs dir: `stdio`, the CLI).
+    pub fn records_for(&self, docs: &Path) -> ragdown_index::store::RecordsLocation {
+        use ragdown_index::store::{RecordsLocation, folder_schema};
+        match &self.database_url {
+            None => RecordsLocation::DataDir,
+            Some(url) => RecordsLocation::Postgres {
+                url: url.clone(),
+                schema: self.database_schema.clone().unwrap_or_else(|| {
+                    let name = docs.file_name().unwrap_or_default().to_string_lossy();
+                    folder_schema("ragdown", &name)
+                }),
+            },
+        }
+    }
+
+    /// The database `serve`'s folders keep their records in, a schema each.
+    pub fn shared_database(&self) -> Option<ragdown_index::store::SharedDatabase> {
+        Some(ragdown_index::store::SharedDatabase {
+            url: self.database_url.clone()?,
+            prefix: self
+                .database_schema
+                .clone()
+                .unwrap_or_else(|| "ragdown".to_string()),
+        })
+    }
+
     pub fn data_dir_for(&self, docs: &Path) -> PathBuf {
         if let Some(dir) = &self.data_dir {
             return dir.clone();

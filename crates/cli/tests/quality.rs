@@ -71,6 +71,7 @@ fn check(corpus: &str, floors: Floors) {
                 root: bench.join("corpus"),
                 data_dir: data.path().to_path_buf(),
                 max_file_bytes: ragdown_index::DEFAULT_MAX_FILE_BYTES,
+                records: ragdown_index::store::RecordsLocation::DataDir,
             },
             Arc::clone(&embedder),
         )

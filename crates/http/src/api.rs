@@ -292,6 +292,8 @@ struct FolderShape {
     files: usize,
     chunks: usize,
     role: &'static str,
+    /// Where its records are kept: `sqlite` or `postgres`.
+    records: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     created_by: Option<String>,
 }
@@ -312,6 +314,7 @@ fn folder_shape(folder: &Folder) -> FolderShape {
         } else {
             "reader"
         },
+        records: folder.engine.index.records_backend(),
         created_by: config.created_by.clone(),
     }
 }
@@ -346,6 +349,8 @@ struct IndexSummary {
     embedder: Option<String>,
     search: Option<String>,
     role: &'static str,
+    /// Where the records are kept: `sqlite` (each server's data dir) or `postgres` (shared).
+    records: Option<&'static str>,
 }
 
 async fn status(State(state): State<AppState>) -> Response {
@@ -388,6 +393,7 @@ async fn status(State(state): State<AppState>) -> Response {
             } else {
                 "reader"
             },
+            records: list.first().map(|f| f.engine.index.records_backend()),
         };
         for f in &list {
             let snap = f.engine.index.snapshot();

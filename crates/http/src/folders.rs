@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use ragdown_embed::Embedder;
 use ragdown_index::data_dir::FoldersDataDir;
+use ragdown_index::store::{RecordsLocation, SharedDatabase};
 use ragdown_index::walk::{is_markdown_path, is_skipped_name};
 use ragdown_index::{Index, IndexSettings, lock};
 use ragdown_server::folder_config::FolderConfig;
@@ -85,6 +86,8 @@ pub struct Folders {
     /// Each folder's index and the query log (their layout is `index`'s).
     data_dir: FoldersDataDir,
     max_file_bytes: u64,
+    /// Where the folders' records go: `None` for each folder's data dir.
+    database: Option<SharedDatabase>,
     takeover_every: Duration,
     pub settings: SharedSettings,
     pub query_log: Arc<QueryLog>,
@@ -92,6 +95,11 @@ pub struct Folders {
     open: Mutex<BTreeMap<String, Arc<Folder>>>,
     /// Folders that failed to open, so the once-a-second refresh logs each failure once.
     failed: Mutex<std::collections::HashSet<String>>,
+}
+
+/// Where folder `name`'s records are kept: its data dir, or its own schema of `database`.
+pub fn records_of_folder(database: Option<&SharedDatabase>, name: &str) -> RecordsLocation {
+    database.map_or(RecordsLocation::DataDir, |d| d.folder(name))
 }
 
 /// A folder name the web UI and agents may create or rename to.
@@ -115,6 +123,7 @@ impl Folders {
         docs_dir: PathBuf,
         data_dir: PathBuf,
         max_file_bytes: u64,
+        database: Option<SharedDatabase>,
         takeover_every: Duration,
         settings: SharedSettings,
         open_with: OpenWith,
@@ -125,6 +134,7 @@ impl Folders {
             docs_dir,
             data_dir,
             max_file_bytes,
+            database,
             takeover_every,
             settings,
             query_log,
@@ -190,6 +200,7 @@ impl Folders {
             root: dir.clone(),
             data_dir: data_dir.clone(),
             max_file_bytes: self.max_file_bytes,
+            records: records_of_folder(self.database.as_ref(), name),
         };
         let lock = lock::try_become_primary(&data_dir).map_err(|e| {
             ToolError::internal(format!("taking the primary lock of folder {name}: {e}"))
@@ -322,6 +333,10 @@ impl Folders {
         if let Err(e) = self.data_dir.move_folder(name, to) {
             tracing::warn!("the index of {name} could not follow the rename ({e}): rebuilt");
         }
+        let records = |folder| records_of_folder(self.database.as_ref(), folder);
+        if let Err(e) = ragdown_index::store::rename_records(&records(name), &records(to)) {
+            tracing::warn!("the records of {name} could not follow the rename ({e}): rebuilt");
+        }
         let folder = self.open_folder(to)?;
         open.insert(to.to_string(), folder.clone());
         drop(open);
@@ -345,6 +360,10 @@ impl Folders {
         if let Err(e) = self.data_dir.remove_folder(name) {
             // The folder is gone; its index is derived data, removed again at the next delete.
             tracing::warn!("the index of the deleted folder {name} could not be removed: {e}");
+        }
+        let records = records_of_folder(self.database.as_ref(), name);
+        if let Err(e) = ragdown_index::store::drop_records(&records) {
+            tracing::warn!("the records of the deleted folder {name} could not be dropped: {e}");
         }
         Ok(())
     }

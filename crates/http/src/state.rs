@@ -25,6 +25,9 @@ pub struct ServeConfig {
     pub watch: bool,
     pub root_mcp: bool,
     pub max_file_bytes: u64,
+    /// `RAGDOWN_DATABASE_URL` and the schema prefix: the folders' records in PostgreSQL, a
+    /// schema each.
+    pub database: Option<ragdown_index::store::SharedDatabase>,
     pub takeover_every: Duration,
     /// `RAGDOWN_TOKEN`; `None` only with `SECURE_LOCAL_NET=true` (checked by the caller).
     pub token: Option<String>,
@@ -166,6 +169,7 @@ impl AppState {
             self.config.docs_dir.clone(),
             self.config.data_dir.clone(),
             self.config.max_file_bytes,
+            self.config.database.clone(),
             self.config.takeover_every,
             self.settings.clone(),
             OpenWith {

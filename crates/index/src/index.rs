@@ -2,7 +2,6 @@
 //! format version changed) or as a reader (follows the primary's generation), its snapshot,
 //! BM25 searcher, sync status and the embedder it was built with.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -17,7 +16,7 @@ use crate::{
 pub struct Index {
     pub(crate) settings: IndexSettings,
     pub(crate) embedder: Arc<dyn Embedder>,
-    pub(crate) store: Mutex<store::Store>,
+    pub(crate) store: Mutex<Box<dyn store::RecordStore>>,
     pub(crate) bm25: bm25::Bm25,
     pub(crate) snapshot: RwLock<Arc<Snapshot>>,
     pub(crate) sync_lock: Mutex<()>,
@@ -33,6 +32,8 @@ pub struct Index {
     pub(crate) writable: AtomicBool,
     /// The records' generation the snapshot of a reader was loaded at.
     pub(crate) loaded_generation: AtomicU64,
+    /// Which engine keeps the records (`sqlite`, `postgres`).
+    pub(crate) records_backend: &'static str,
 }
 
 /// The meta values an index must carry to be read with `embedder`; any difference rebuilds.
@@ -52,16 +53,32 @@ fn expected_meta(embedder: &dyn Embedder) -> [(&'static str, String); 5] {
     ]
 }
 
-/// The embedder id and dimension the index in `data_dir` was built with, read without writing
+/// The embedder id and dimension the index of `settings` was built with, read without writing
 /// anything; `None` when there is no readable index there.
-pub fn recorded_embedder(data_dir: &Path) -> Option<(String, usize)> {
-    store::recorded_embedder(&data_dir::records(data_dir))
+pub fn recorded_embedder(settings: &IndexSettings) -> Option<(String, usize)> {
+    match &settings.records {
+        store::RecordsLocation::DataDir => {
+            store::recorded_embedder(&data_dir::records(&settings.data_dir))
+        }
+        location => {
+            let mut store = store::open(location, &settings.data_dir).ok()?;
+            Some((
+                store.meta("embedder").ok()??,
+                store.meta("dim").ok()??.parse().ok()?,
+            ))
+        }
+    }
 }
 
-fn open_store(data_dir: &Path) -> Result<store::Store> {
-    let path = data_dir::records(data_dir);
-    match store::Store::open(&path) {
-        Ok(s) => Ok(s),
+/// Opens the records, replacing a SQLite file that cannot be read as ours (derived data). A
+/// database that cannot be opened is an error: it may hold other servers' records.
+fn open_store(settings: &IndexSettings) -> Result<Box<dyn store::RecordStore>> {
+    if settings.records != store::RecordsLocation::DataDir {
+        return store::open(&settings.records, &settings.data_dir);
+    }
+    let path = data_dir::records(&settings.data_dir);
+    match store::SqliteStore::open(&path) {
+        Ok(s) => Ok(Box::new(s)),
         Err(e) => {
             tracing::warn!(
                 "rebuilding the index: {} could not be read as ragdown records ({e})",
@@ -70,7 +87,7 @@ fn open_store(data_dir: &Path) -> Result<store::Store> {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
             }
-            store::Store::open(&path)
+            Ok(Box::new(store::SqliteStore::open(&path)?))
         }
     }
 }
@@ -83,7 +100,7 @@ impl Index {
             path: settings.data_dir.clone(),
             source,
         })?;
-        let mut store = open_store(&settings.data_dir)?;
+        let mut store = open_store(&settings)?;
         let expected = expected_meta(embedder.as_ref());
         let mut rebuilt_because = None;
         let mut same_embedder = true;
@@ -110,7 +127,7 @@ impl Index {
                 store.set_meta(key, value)?;
             }
         }
-        let bm25 = bm25::Bm25::open(&data_dir::bm25(&settings.data_dir))?;
+        let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
         let index = Self::assemble(settings, embedder, store, bm25, rebuilt_because, true)?;
         index.catch_up_bm25()?;
         Ok(index)
@@ -119,7 +136,7 @@ impl Index {
     /// Opens the index as a reader: never rebuilds or writes, sees the primary's commits
     /// through [`Index::refresh`], and fails when the records do not match this embedder.
     pub fn open_reader(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
-        let store = store::Store::open(&data_dir::records(&settings.data_dir))?;
+        let mut store = store::open(&settings.records, &settings.data_dir)?;
         for (key, want) in expected_meta(embedder.as_ref()) {
             let have = store.meta(key)?;
             if have.as_deref() != Some(want.as_str()) {
@@ -129,7 +146,8 @@ impl Index {
                 )));
             }
         }
-        let bm25 = bm25::Bm25::open_reader(&data_dir::bm25(&settings.data_dir))?;
+        let bm25 =
+            bm25::Bm25::open_reader(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
         Self::assemble(settings, embedder, store, bm25, None, false)
     }
 
@@ -137,14 +155,16 @@ impl Index {
     pub(crate) fn assemble(
         settings: IndexSettings,
         embedder: Arc<dyn Embedder>,
-        store: store::Store,
+        mut store: Box<dyn store::RecordStore>,
         bm25: bm25::Bm25,
         rebuilt_because: Option<String>,
         writable: bool,
     ) -> Result<Self> {
         let generation = store.generation()?;
         let snapshot = Snapshot::load(embedder.dim(), store.documents()?, store.chunks(None)?);
+        let records_backend = store.backend();
         Ok(Self {
+            records_backend,
             settings,
             embedder,
             store: Mutex::new(store),
@@ -161,6 +181,11 @@ impl Index {
         })
     }
 
+    /// Which engine keeps the records: `sqlite` (the data dir) or `postgres` (shared).
+    pub fn records_backend(&self) -> &'static str {
+        self.records_backend
+    }
+
     /// Whether this process writes the index.
     pub fn is_writable(&self) -> bool {
         self.writable.load(Ordering::Relaxed)
@@ -172,7 +197,7 @@ impl Index {
         if self.is_writable() {
             return Ok(false);
         }
-        let store = self.store()?;
+        let mut store = self.store()?;
         let generation = store.generation()?;
         if generation == self.loaded_generation.load(Ordering::Relaxed) {
             return Ok(false);
@@ -286,23 +311,30 @@ impl Index {
         }
     }
 
-    pub(crate) fn store(&self) -> Result<std::sync::MutexGuard<'_, store::Store>> {
+    pub(crate) fn store(&self) -> Result<std::sync::MutexGuard<'_, Box<dyn store::RecordStore>>> {
         self.store.lock().map_err(|_| IndexError::Poisoned)
     }
 
     /// Brings the BM25 index level with the records: replays the journal when it is behind,
-    /// rebuilds it when its layout differs or it is ahead (foreign or restored data).
+    /// rebuilds it when its layout differs, it is ahead (foreign or restored data) or the
+    /// journal no longer reaches back to it.
     pub(crate) fn catch_up_bm25(&self) -> Result<()> {
-        let store = self.store()?;
+        let mut store = self.store()?;
         let generation = store.generation()?;
         let committed = self.bm25.committed();
-        let paths: Vec<String> = match committed {
+        let replay = match committed {
             Some((version, at)) if version == BM25_VERSION && at == generation => return Ok(()),
             Some((version, at)) if version == BM25_VERSION && at < generation => {
                 store.journal_since(at)?
             }
-            other => {
-                if other.is_some() || generation > 0 {
+            _ => None,
+        };
+        let paths: Vec<String> = match replay {
+            Some(paths) => paths,
+            // Another layout, ahead of the records (foreign or restored data), or behind
+            // further than the journal reaches.
+            None => {
+                if committed.is_some() || generation > 0 {
                     tracing::info!("rebuilding the BM25 index from the records");
                 }
                 self.bm25.clear()?;

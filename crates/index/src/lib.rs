@@ -1,6 +1,6 @@
-//! The index of one folder: records in SQLite (the source of truth), a BM25 index and an
-//! in-memory snapshot derived from them, and the diff sync that keeps all three following the
-//! files. Owns every byte under the data dir; never touches the documents themselves.
+//! The index of one folder: records in SQLite or PostgreSQL (the source of truth), a BM25
+//! index and an in-memory snapshot derived from them, and the diff sync that keeps all three
+//! following the files. Owns every byte under the data dir; never touches the documents themselves.
 //!
 //! Writes go through [`Index::sync`] (one at a time); reads take a [`Snapshot`] and never wait
 //! for a running sync.
@@ -33,6 +33,14 @@ pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 pub enum IndexError {
     #[error("index records: {0}")]
     Store(#[from] rusqlite::Error),
+    #[error("index records in PostgreSQL: {0}")]
+    Postgres(#[from] postgres::Error),
+    /// The database could not be reached or understood; `url` has its password redacted.
+    #[error("PostgreSQL at {url}: {reason}")]
+    Database { url: String, reason: String },
+    /// The records' schema cannot be used by this version (the message says what to do).
+    #[error("{0}")]
+    Schema(String),
     #[error("BM25 index: {0}")]
     Bm25(#[from] tantivy::TantivyError),
     #[error("embedding failed: {0}")]
@@ -98,6 +106,8 @@ pub struct IndexSettings {
     pub data_dir: PathBuf,
     /// Files larger than this are skipped with a warning.
     pub max_file_bytes: u64,
+    /// Where the records are kept: the data dir, or a PostgreSQL database shared by servers.
+    pub records: store::RecordsLocation,
 }
 
 /// Progress of the running sync, readable at any time (stats, progress bars).

@@ -8,6 +8,8 @@ use super::*;
 struct Fixture {
     docs: tempfile::TempDir,
     data: tempfile::TempDir,
+    /// The PostgreSQL schema of the records, when they are not in the data dir.
+    schema: Option<store::test_db::TestSchema>,
 }
 
 impl Fixture {
@@ -15,6 +17,29 @@ impl Fixture {
         Self {
             docs: tempfile::tempdir().unwrap(),
             data: tempfile::tempdir().unwrap(),
+            schema: None,
+        }
+    }
+
+    fn on_postgres(url: String) -> Self {
+        Self {
+            schema: Some(store::test_db::TestSchema::new(url)),
+            ..Self::new()
+        }
+    }
+
+    fn records(&self) -> store::RecordsLocation {
+        self.schema
+            .as_ref()
+            .map_or(store::RecordsLocation::DataDir, |s| s.location())
+    }
+
+    fn settings(&self, max_file_bytes: u64) -> IndexSettings {
+        IndexSettings {
+            root: self.docs.path().to_path_buf(),
+            data_dir: self.data.path().to_path_buf(),
+            max_file_bytes,
+            records: self.records(),
         }
     }
 
@@ -25,19 +50,20 @@ impl Fixture {
     }
 
     fn open_with(&self, dim: usize) -> Index {
-        Index::open(
-            IndexSettings {
-                root: self.docs.path().to_path_buf(),
-                data_dir: self.data.path().to_path_buf(),
-                max_file_bytes: 65536,
-            },
-            Arc::new(HashEmbedder::new(dim)),
-        )
-        .unwrap()
+        Index::open(self.settings(65536), Arc::new(HashEmbedder::new(dim))).unwrap()
     }
 
     fn open(&self) -> Index {
         self.open_with(64)
+    }
+}
+
+/// Runs `test` on records in the data dir (SQLite), then on PostgreSQL when the tests have
+/// one: one test body, both stores.
+fn on_every_backend(test: impl Fn(Fixture)) {
+    test(Fixture::new());
+    if let Some(url) = store::test_db::url() {
+        test(Fixture::on_postgres(url));
     }
 }
 
@@ -53,7 +79,7 @@ fn all_bm25(index: &Index, query: &str) -> Vec<i64> {
 /// The snapshot must hold exactly what the records hold.
 fn assert_snapshot_matches_records(index: &Index) {
     let snap = index.snapshot();
-    let store = index.store().unwrap();
+    let mut store = index.store().unwrap();
     let stored = store.chunks(None).unwrap();
     let live: Vec<i64> = snap.chunks().map(|(c, _)| c.id).collect();
     assert_eq!(live, stored.iter().map(|c| c.record.id).collect::<Vec<_>>());
@@ -72,42 +98,43 @@ const SETTINGS_TABLE: &str = "# Svc\n\n## Settings\n\nKeys live in svc.yaml and 
 
 #[test]
 fn pieces_of_a_section_are_embedded_stored_and_reloaded() {
-    let f = Fixture::new();
-    f.write("svc.md", SETTINGS_TABLE);
-    let index = f.open();
-    let report = index.sync().unwrap();
-    // Two chunks; `Settings` has a paragraph and two table rows, `Owner` one paragraph.
-    assert_eq!((report.embedded, report.embedded_pieces), (2, 3));
-    let snap = index.snapshot();
-    let counts: Vec<(String, usize)> = snap
-        .chunks()
-        .map(|(c, _)| (c.heading.clone(), snap.pieces(c.id).count()))
-        .collect();
-    assert_eq!(
-        counts,
-        vec![
-            ("Svc › Settings".to_string(), 3),
-            ("Svc › Owner".to_string(), 0)
-        ]
-    );
-    // Each piece vector is the embedder's vector of the piece text, in block order.
-    let settings = snap.chunks().next().unwrap().0.clone();
-    let texts = ragdown_markdown::pieces::piece_texts("Svc", &settings.text);
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let want = index.embedder().embed(&refs, TextKind::Document).unwrap();
-    let got: Vec<Vec<f32>> = snap.pieces(settings.id).map(<[f32]>::to_vec).collect();
-    assert_eq!(got, want);
-    assert_snapshot_matches_records(&index);
+    on_every_backend(|f| {
+        f.write("svc.md", SETTINGS_TABLE);
+        let index = f.open();
+        let report = index.sync().unwrap();
+        // Two chunks; `Settings` has a paragraph and two table rows, `Owner` one paragraph.
+        assert_eq!((report.embedded, report.embedded_pieces), (2, 3));
+        let snap = index.snapshot();
+        let counts: Vec<(String, usize)> = snap
+            .chunks()
+            .map(|(c, _)| (c.heading.clone(), snap.pieces(c.id).count()))
+            .collect();
+        assert_eq!(
+            counts,
+            vec![
+                ("Svc › Settings".to_string(), 3),
+                ("Svc › Owner".to_string(), 0)
+            ]
+        );
+        // Each piece vector is the embedder's vector of the piece text, in block order.
+        let settings = snap.chunks().next().unwrap().0.clone();
+        let texts = ragdown_markdown::pieces::piece_texts("Svc", &settings.text);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let want = index.embedder().embed(&refs, TextKind::Document).unwrap();
+        let got: Vec<Vec<f32>> = snap.pieces(settings.id).map(<[f32]>::to_vec).collect();
+        assert_eq!(got, want);
+        assert_snapshot_matches_records(&index);
 
-    // Editing one row embeds the chunk and that row's piece; the other pieces are cached.
-    f.write("svc.md", &SETTINGS_TABLE.replace("`9630`", "`9631`"));
-    let report = index.sync().unwrap();
-    assert_eq!((report.embedded, report.embedded_pieces), (1, 1));
-    assert_snapshot_matches_records(&index);
-    drop(index);
-    let index = f.open();
-    assert_eq!(index.snapshot().pieces(settings.id + 2).count(), 3);
-    assert_snapshot_matches_records(&index);
+        // Editing one row embeds the chunk and that row's piece; the other pieces are cached.
+        f.write("svc.md", &SETTINGS_TABLE.replace("`9630`", "`9631`"));
+        let report = index.sync().unwrap();
+        assert_eq!((report.embedded, report.embedded_pieces), (1, 1));
+        assert_snapshot_matches_records(&index);
+        drop(index);
+        let index = f.open();
+        assert_eq!(index.snapshot().pieces(settings.id + 2).count(), 3);
+        assert_snapshot_matches_records(&index);
+    });
 }
 
 /// The whole-index load (sequential scans joined in memory) returns what the per-document
@@ -115,63 +142,65 @@ fn pieces_of_a_section_are_embedded_stored_and_reloaded() {
 /// including two sections whose identical text shares one cached vector.
 #[test]
 fn loading_every_chunk_at_once_matches_loading_each_document() {
-    let f = Fixture::new();
-    f.write("svc.md", SETTINGS_TABLE);
-    f.write(
-        "twin.md",
-        "# Twin\n\n## A\n\nSame words.\n\n## B\n\nSame words.\n",
-    );
-    f.write("other.md", &long_document(5, None));
-    let index = f.open();
-    index.sync().unwrap();
-    std::fs::remove_file(f.docs.path().join("other.md")).unwrap();
-    f.write("other.md", &long_document(5, Some(2)));
-    index.sync().unwrap();
-    let store = index.store().unwrap();
-    let all = store.chunks(None).unwrap();
-    let mut documents: Vec<i64> = store.documents().unwrap().iter().map(|d| d.id).collect();
-    documents.sort_unstable();
-    let mut one_by_one: Vec<_> = documents
-        .iter()
-        .flat_map(|d| store.chunks(Some(*d)).unwrap())
-        .collect();
-    one_by_one.sort_by_key(|c| c.record.id);
-    assert!(all.len() >= 9, "{} chunks", all.len());
-    assert!(all.iter().any(|c| !c.pieces.is_empty()));
-    assert_eq!(all.len(), one_by_one.len());
-    for (a, b) in all.iter().zip(&one_by_one) {
-        assert_eq!(a.record.id, b.record.id);
-        assert_eq!(a.record.text, b.record.text);
-        assert_eq!(a.vector, b.vector, "vector of chunk {}", a.record.id);
-        assert_eq!(a.pieces, b.pieces, "pieces of chunk {}", a.record.id);
-    }
+    on_every_backend(|f| {
+        f.write("svc.md", SETTINGS_TABLE);
+        f.write(
+            "twin.md",
+            "# Twin\n\n## A\n\nSame words.\n\n## B\n\nSame words.\n",
+        );
+        f.write("other.md", &long_document(5, None));
+        let index = f.open();
+        index.sync().unwrap();
+        std::fs::remove_file(f.docs.path().join("other.md")).unwrap();
+        f.write("other.md", &long_document(5, Some(2)));
+        index.sync().unwrap();
+        let mut store = index.store().unwrap();
+        let all = store.chunks(None).unwrap();
+        let mut documents: Vec<i64> = store.documents().unwrap().iter().map(|d| d.id).collect();
+        documents.sort_unstable();
+        let mut one_by_one: Vec<_> = documents
+            .iter()
+            .flat_map(|d| store.chunks(Some(*d)).unwrap())
+            .collect();
+        one_by_one.sort_by_key(|c| c.record.id);
+        assert!(all.len() >= 9, "{} chunks", all.len());
+        assert!(all.iter().any(|c| !c.pieces.is_empty()));
+        assert_eq!(all.len(), one_by_one.len());
+        for (a, b) in all.iter().zip(&one_by_one) {
+            assert_eq!(a.record.id, b.record.id);
+            assert_eq!(a.record.text, b.record.text);
+            assert_eq!(a.vector, b.vector, "vector of chunk {}", a.record.id);
+            assert_eq!(a.pieces, b.pieces, "pieces of chunk {}", a.record.id);
+        }
+    });
 }
 
 #[test]
 fn a_new_store_layout_rebuilds_but_keeps_the_vector_cache() {
-    let f = Fixture::new();
-    f.write("svc.md", SETTINGS_TABLE);
-    let index = f.open();
-    index.sync().unwrap();
-    index
-        .store()
-        .unwrap()
-        .set_meta("store_version", "0")
-        .unwrap();
-    drop(index);
-    let index = f.open();
-    assert!(
+    on_every_backend(|f| {
+        f.write("svc.md", SETTINGS_TABLE);
+        let index = f.open();
+        index.sync().unwrap();
         index
-            .rebuilt_because()
-            .is_some_and(|r| r.contains("store_version")),
-        "{:?}",
-        index.rebuilt_because()
-    );
-    let report = index.sync().unwrap();
-    assert_eq!(report.added, 1);
-    assert_eq!((report.embedded, report.embedded_pieces), (0, 0));
-    assert_eq!(index.snapshot().chunk_count(), 2);
-    assert_snapshot_matches_records(&index);
+            .store()
+            .unwrap()
+            .set_meta("store_version", "0")
+            .unwrap();
+        drop(index);
+        let index = f.open();
+        assert!(
+            index
+                .rebuilt_because()
+                .is_some_and(|r| r.contains("store_version")),
+            "{:?}",
+            index.rebuilt_because()
+        );
+        let report = index.sync().unwrap();
+        assert_eq!(report.added, 1);
+        assert_eq!((report.embedded, report.embedded_pieces), (0, 0));
+        assert_eq!(index.snapshot().chunk_count(), 2);
+        assert_snapshot_matches_records(&index);
+    });
 }
 
 fn long_document(sections: usize, edited: Option<usize>) -> String {
@@ -189,136 +218,143 @@ fn long_document(sections: usize, edited: Option<usize>) -> String {
 
 #[test]
 fn sync_indexes_then_skips_unchanged_files() {
-    let f = Fixture::new();
-    f.write(
-        "ops/backups.md",
-        "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n",
-    );
-    f.write("b.md", "plain text");
-    let index = f.open();
-    let report = index.sync().unwrap();
-    assert_eq!((report.added, report.embedded), (2, 3));
-    assert_eq!(index.snapshot().chunk_count(), 3);
-    let again = index.sync().unwrap();
-    assert_eq!(
-        (again.added, again.updated, again.unchanged, again.embedded),
-        (0, 0, 2, 0)
-    );
-    let hits = all_bm25(&index, "pg_restore");
-    assert_eq!(hits.len(), 1);
-    let snap = index.snapshot();
-    let (chunk, _) = snap.chunk(hits[0]).unwrap();
-    assert_eq!(chunk.breadcrumb, "Backups › Restore");
-    assert_eq!((chunk.line_start, chunk.line_end), (7, 7));
-    assert_snapshot_matches_records(&index);
+    on_every_backend(|f| {
+        f.write(
+            "ops/backups.md",
+            "# Backups\n\nNightly snapshots.\n\n## Restore\n\nRun pg_restore twice.\n",
+        );
+        f.write("b.md", "plain text");
+        let index = f.open();
+        let report = index.sync().unwrap();
+        assert_eq!((report.added, report.embedded), (2, 3));
+        assert_eq!(index.snapshot().chunk_count(), 3);
+        let again = index.sync().unwrap();
+        assert_eq!(
+            (again.added, again.updated, again.unchanged, again.embedded),
+            (0, 0, 2, 0)
+        );
+        let hits = all_bm25(&index, "pg_restore");
+        assert_eq!(hits.len(), 1);
+        let snap = index.snapshot();
+        let (chunk, _) = snap.chunk(hits[0]).unwrap();
+        assert_eq!(chunk.breadcrumb, "Backups › Restore");
+        assert_eq!((chunk.line_start, chunk.line_end), (7, 7));
+        assert_snapshot_matches_records(&index);
+    });
 }
 
 #[test]
 fn editing_one_section_of_200_embeds_one_chunk() {
-    let f = Fixture::new();
-    f.write("big.md", &long_document(200, None));
-    let index = f.open();
-    let first = index.sync().unwrap();
-    assert_eq!(first.embedded, 200);
-    // Same size and mtime would be skipped; the edit changes the bytes.
-    f.write("big.md", &long_document(200, Some(117)));
-    let before = index.embedded_chunks();
-    let report = index.sync().unwrap();
-    assert_eq!(report.updated, 1);
-    assert_eq!(index.embedded_chunks() - before, 1);
-    assert_eq!(index.snapshot().chunk_count(), 200);
-    assert_snapshot_matches_records(&index);
+    on_every_backend(|f| {
+        f.write("big.md", &long_document(200, None));
+        let index = f.open();
+        let first = index.sync().unwrap();
+        assert_eq!(first.embedded, 200);
+        // Same size and mtime would be skipped; the edit changes the bytes.
+        f.write("big.md", &long_document(200, Some(117)));
+        let before = index.embedded_chunks();
+        let report = index.sync().unwrap();
+        assert_eq!(report.updated, 1);
+        assert_eq!(index.embedded_chunks() - before, 1);
+        assert_eq!(index.snapshot().chunk_count(), 200);
+        assert_snapshot_matches_records(&index);
+    });
 }
 
 #[test]
 fn a_renamed_file_embeds_nothing_and_the_old_path_goes() {
-    let f = Fixture::new();
-    f.write("a.md", "# A\n\nalpha text\n\n## B\n\nbeta text\n");
-    let index = f.open();
-    index.sync().unwrap();
-    std::fs::rename(f.docs.path().join("a.md"), f.docs.path().join("renamed.md")).unwrap();
-    let report = index.sync().unwrap();
-    assert_eq!((report.added, report.removed, report.embedded), (1, 1, 0));
-    let snap = index.snapshot();
-    assert!(snap.document_by_path("a.md").is_none());
-    assert!(snap.document_by_path("renamed.md").is_some());
-    assert_eq!(all_bm25(&index, "beta").len(), 1);
-    assert_snapshot_matches_records(&index);
+    on_every_backend(|f| {
+        f.write("a.md", "# A\n\nalpha text\n\n## B\n\nbeta text\n");
+        let index = f.open();
+        index.sync().unwrap();
+        std::fs::rename(f.docs.path().join("a.md"), f.docs.path().join("renamed.md")).unwrap();
+        let report = index.sync().unwrap();
+        assert_eq!((report.added, report.removed, report.embedded), (1, 1, 0));
+        let snap = index.snapshot();
+        assert!(snap.document_by_path("a.md").is_none());
+        assert!(snap.document_by_path("renamed.md").is_some());
+        assert_eq!(all_bm25(&index, "beta").len(), 1);
+        assert_snapshot_matches_records(&index);
+    });
 }
 
 #[test]
 fn deleted_files_are_dropped_everywhere() {
-    let f = Fixture::new();
-    f.write("a.md", "gamma");
-    f.write("b.md", "delta");
-    let index = f.open();
-    index.sync().unwrap();
-    std::fs::remove_file(f.docs.path().join("a.md")).unwrap();
-    let report = index.sync().unwrap();
-    assert_eq!(report.removed, 1);
-    assert!(all_bm25(&index, "gamma").is_empty());
-    assert_eq!(index.snapshot().document_count(), 1);
-    assert_snapshot_matches_records(&index);
+    on_every_backend(|f| {
+        f.write("a.md", "gamma");
+        f.write("b.md", "delta");
+        let index = f.open();
+        index.sync().unwrap();
+        std::fs::remove_file(f.docs.path().join("a.md")).unwrap();
+        let report = index.sync().unwrap();
+        assert_eq!(report.removed, 1);
+        assert!(all_bm25(&index, "gamma").is_empty());
+        assert_eq!(index.snapshot().document_count(), 1);
+        assert_snapshot_matches_records(&index);
+    });
 }
 
 #[test]
 fn metadata_is_recorded() {
-    let f = Fixture::new();
-    f.write(
+    on_every_backend(|f| {
+        f.write(
         "notes/new.md",
         "---\ntitle: New\ntags: [ops]\naliases: [Neo]\nsupersedes: ../old.md\ncreated_by: ragdown_remember\nsession: s1\n---\nBody #inline [[old]]\n",
     );
-    f.write("old.md", "old body");
-    let index = f.open();
-    index.sync().unwrap();
-    let snap = index.snapshot();
-    let doc = snap.document_by_path("notes/new.md").unwrap();
-    assert_eq!(doc.title, "New");
-    assert_eq!(doc.tags, vec!["inline", "ops"]);
-    assert_eq!(doc.aliases, vec!["Neo"]);
-    assert_eq!(doc.supersedes, vec!["old.md"]);
-    assert_eq!(doc.created_by.as_deref(), Some("ragdown_remember"));
-    assert_eq!(doc.links[0].target, "old");
-    assert!(snap.superseded().contains("old.md"));
-    // Aliases are searchable through their own BM25 field.
-    assert_eq!(all_bm25(&index, "neo").len(), 1);
+        f.write("old.md", "old body");
+        let index = f.open();
+        index.sync().unwrap();
+        let snap = index.snapshot();
+        let doc = snap.document_by_path("notes/new.md").unwrap();
+        assert_eq!(doc.title, "New");
+        assert_eq!(doc.tags, vec!["inline", "ops"]);
+        assert_eq!(doc.aliases, vec!["Neo"]);
+        assert_eq!(doc.supersedes, vec!["old.md"]);
+        assert_eq!(doc.created_by.as_deref(), Some("ragdown_remember"));
+        assert_eq!(doc.links[0].target, "old");
+        assert!(snap.superseded().contains("old.md"));
+        // Aliases are searchable through their own BM25 field.
+        assert_eq!(all_bm25(&index, "neo").len(), 1);
+    });
 }
 
 #[test]
 fn bad_files_are_skipped_without_aborting_the_sync() {
-    let f = Fixture::new();
-    f.write("good.md", "fine text");
-    f.write("huge.md", &"x".repeat(70_000));
-    std::fs::write(f.docs.path().join("junk.md"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
-    std::fs::write(f.docs.path().join("latin1.md"), b"caf\xe9 au lait").unwrap();
-    f.write("empty.md", "");
-    let index = f.open();
-    let report = index.sync().unwrap();
-    let skipped: Vec<&str> = report.skipped.iter().map(|(p, _)| p.as_str()).collect();
-    assert_eq!(skipped, vec!["huge.md", "junk.md"]);
-    assert!(report.skipped[0].1.contains("RAGDOWN_MAX_FILE_BYTES"));
-    assert_eq!(report.added, 3);
-    assert_eq!(all_bm25(&index, "lait").len(), 1);
+    on_every_backend(|f| {
+        f.write("good.md", "fine text");
+        f.write("huge.md", &"x".repeat(70_000));
+        std::fs::write(f.docs.path().join("junk.md"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+        std::fs::write(f.docs.path().join("latin1.md"), b"caf\xe9 au lait").unwrap();
+        f.write("empty.md", "");
+        let index = f.open();
+        let report = index.sync().unwrap();
+        let skipped: Vec<&str> = report.skipped.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(skipped, vec!["huge.md", "junk.md"]);
+        assert!(report.skipped[0].1.contains("RAGDOWN_MAX_FILE_BYTES"));
+        assert_eq!(report.added, 3);
+        assert_eq!(all_bm25(&index, "lait").len(), 1);
+    });
 }
 
 #[test]
 fn a_changed_embedder_rebuilds_with_a_reason() {
-    let f = Fixture::new();
-    f.write("a.md", "text");
-    {
-        let index = f.open_with(64);
+    on_every_backend(|f| {
+        f.write("a.md", "text");
+        {
+            let index = f.open_with(64);
+            index.sync().unwrap();
+        }
+        let index = f.open_with(32);
+        assert!(
+            index.rebuilt_because().unwrap().contains("hash-64"),
+            "{:?}",
+            index.rebuilt_because()
+        );
+        assert_eq!(index.snapshot().chunk_count(), 0);
         index.sync().unwrap();
-    }
-    let index = f.open_with(32);
-    assert!(
-        index.rebuilt_because().unwrap().contains("hash-64"),
-        "{:?}",
-        index.rebuilt_because()
-    );
-    assert_eq!(index.snapshot().chunk_count(), 0);
-    index.sync().unwrap();
-    assert_eq!(index.snapshot().chunk_count(), 1);
-    assert_eq!(index.snapshot().dim, 32);
+        assert_eq!(index.snapshot().chunk_count(), 1);
+        assert_eq!(index.snapshot().dim, 32);
+    });
 }
 
 #[test]
@@ -337,119 +373,124 @@ fn corrupt_records_are_rebuilt_not_fatal() {
 
 #[test]
 fn a_lost_bm25_index_is_rebuilt_from_the_records() {
-    let f = Fixture::new();
-    f.write("a.md", "epsilon words");
-    {
+    on_every_backend(|f| {
+        f.write("a.md", "epsilon words");
+        {
+            let index = f.open();
+            index.sync().unwrap();
+        }
+        std::fs::remove_dir_all(crate::data_dir::bm25_of(f.data.path(), &f.records())).unwrap();
         let index = f.open();
-        index.sync().unwrap();
-    }
-    std::fs::remove_dir_all(f.data.path().join("bm25")).unwrap();
-    let index = f.open();
-    assert_eq!(all_bm25(&index, "epsilon").len(), 1);
+        assert_eq!(all_bm25(&index, "epsilon").len(), 1);
+    });
 }
 
 #[test]
 fn a_bm25_index_behind_the_records_is_caught_up_from_the_journal() {
-    let f = Fixture::new();
-    f.write("a.md", "zeta words");
-    let index = f.open();
-    index.sync().unwrap();
-    // Simulate a crash after the records commit but before the BM25 commit.
-    let doc = index
-        .snapshot()
-        .document_by_path("a.md")
-        .unwrap()
-        .as_ref()
-        .clone();
-    let chunk = ragdown_markdown::parse("b.md", "eta words")
-        .chunks
-        .remove(0);
-    let key = sync::vector_key("hash-64", &chunk.search_text());
-    {
-        let mut store = index.store().unwrap();
-        store.put_vectors(&[(key, vec![0.0; 64])]).unwrap();
-        let record = DocumentRecord {
-            id: 0,
-            path: "b.md".into(),
-            ..doc
-        };
-        store
-            .replace_document(
-                &record,
-                &[store::NewChunk {
-                    chunk: &chunk,
-                    vector_key: key,
-                    piece_keys: &[],
-                }],
-            )
-            .unwrap();
-    }
-    drop(index);
-    let index = f.open();
-    assert_eq!(all_bm25(&index, "eta").len(), 1);
-    assert_eq!(all_bm25(&index, "zeta").len(), 1);
+    on_every_backend(|f| {
+        f.write("a.md", "zeta words");
+        let index = f.open();
+        index.sync().unwrap();
+        // Simulate a crash after the records commit but before the BM25 commit.
+        let doc = index
+            .snapshot()
+            .document_by_path("a.md")
+            .unwrap()
+            .as_ref()
+            .clone();
+        let chunk = ragdown_markdown::parse("b.md", "eta words")
+            .chunks
+            .remove(0);
+        let key = sync::vector_key("hash-64", &chunk.search_text());
+        {
+            let mut store = index.store().unwrap();
+            store.put_vectors(&[(key, vec![0.0; 64])]).unwrap();
+            let record = DocumentRecord {
+                id: 0,
+                path: "b.md".into(),
+                ..doc
+            };
+            store
+                .replace_document(
+                    &record,
+                    &[store::NewChunk {
+                        chunk: &chunk,
+                        vector_key: key,
+                        piece_keys: &[],
+                    }],
+                )
+                .unwrap();
+        }
+        drop(index);
+        let index = f.open();
+        assert_eq!(all_bm25(&index, "eta").len(), 1);
+        assert_eq!(all_bm25(&index, "zeta").len(), 1);
+    });
 }
 
 #[test]
 fn unchanged_bytes_with_a_new_mtime_are_only_touched() {
-    let f = Fixture::new();
-    f.write("a.md", "same");
-    let index = f.open();
-    index.sync().unwrap();
-    let path = f.docs.path().join("a.md");
-    let file = std::fs::File::options().write(true).open(&path).unwrap();
-    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
-        .unwrap();
-    let report = index.sync().unwrap();
-    assert_eq!((report.touched, report.updated, report.embedded), (1, 0, 0));
-    let again = index.sync().unwrap();
-    assert_eq!(again.touched, 0);
+    on_every_backend(|f| {
+        f.write("a.md", "same");
+        let index = f.open();
+        index.sync().unwrap();
+        let path = f.docs.path().join("a.md");
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        let report = index.sync().unwrap();
+        assert_eq!((report.touched, report.updated, report.embedded), (1, 0, 0));
+        let again = index.sync().unwrap();
+        assert_eq!(again.touched, 0);
+    });
 }
 
 #[test]
 fn links_resolve_like_obsidian() {
-    let f = Fixture::new();
-    f.write("a/Note.md", "beside");
-    f.write("b/c/Note.md", "deeper");
-    f.write("Note.md", "top");
-    f.write("x/Other.md", "---\naliases: [Big Other]\n---\nother");
-    f.write("a/linker.md", "links");
-    let index = f.open();
-    index.sync().unwrap();
-    let snap = index.snapshot();
-    let path = |t: &str, from: Option<&str>| snap.resolve(t, from).map(|d| d.path.clone());
-    assert_eq!(path("a/Note.md", None).as_deref(), Some("a/Note.md"));
-    assert_eq!(path("a/Note", None).as_deref(), Some("a/Note.md"));
-    assert_eq!(
-        path("Note", Some("b/c/x.md")).as_deref(),
-        Some("b/c/Note.md")
-    );
-    assert_eq!(path("Note", Some("x/Other.md")).as_deref(), Some("Note.md"));
-    assert_eq!(
-        path("Other", Some("a/linker.md")).as_deref(),
-        Some("x/Other.md")
-    );
-    assert_eq!(path("c/Note", None).as_deref(), Some("b/c/Note.md"));
-    assert_eq!(path("big other", None).as_deref(), Some("x/Other.md"));
-    assert_eq!(
-        path("../Note.md", Some("a/linker.md")).as_deref(),
-        Some("Note.md")
-    );
-    assert_eq!(path("missing", None), None);
+    on_every_backend(|f| {
+        f.write("a/Note.md", "beside");
+        f.write("b/c/Note.md", "deeper");
+        f.write("Note.md", "top");
+        f.write("x/Other.md", "---\naliases: [Big Other]\n---\nother");
+        f.write("a/linker.md", "links");
+        let index = f.open();
+        index.sync().unwrap();
+        let snap = index.snapshot();
+        let path = |t: &str, from: Option<&str>| snap.resolve(t, from).map(|d| d.path.clone());
+        assert_eq!(path("a/Note.md", None).as_deref(), Some("a/Note.md"));
+        assert_eq!(path("a/Note", None).as_deref(), Some("a/Note.md"));
+        assert_eq!(
+            path("Note", Some("b/c/x.md")).as_deref(),
+            Some("b/c/Note.md")
+        );
+        assert_eq!(path("Note", Some("x/Other.md")).as_deref(), Some("Note.md"));
+        assert_eq!(
+            path("Other", Some("a/linker.md")).as_deref(),
+            Some("x/Other.md")
+        );
+        assert_eq!(path("c/Note", None).as_deref(), Some("b/c/Note.md"));
+        assert_eq!(path("big other", None).as_deref(), Some("x/Other.md"));
+        assert_eq!(
+            path("../Note.md", Some("a/linker.md")).as_deref(),
+            Some("Note.md")
+        );
+        assert_eq!(path("missing", None), None);
+    });
 }
 
 #[test]
 fn reset_then_sync_re_embeds_everything() {
-    let f = Fixture::new();
-    f.write("a.md", "# A\n\nalpha\n\n## B\n\nbeta");
-    let index = f.open();
-    index.sync().unwrap();
-    index.reset().unwrap();
-    assert_eq!(index.snapshot().chunk_count(), 0);
-    assert!(all_bm25(&index, "alpha").is_empty());
-    let report = index.sync().unwrap();
-    assert_eq!((report.added, report.embedded), (1, 2));
-    assert_eq!(all_bm25(&index, "alpha").len(), 1);
+    on_every_backend(|f| {
+        f.write("a.md", "# A\n\nalpha\n\n## B\n\nbeta");
+        let index = f.open();
+        index.sync().unwrap();
+        index.reset().unwrap();
+        assert_eq!(index.snapshot().chunk_count(), 0);
+        assert!(all_bm25(&index, "alpha").is_empty());
+        let report = index.sync().unwrap();
+        assert_eq!((report.added, report.embedded), (1, 2));
+        assert_eq!(all_bm25(&index, "alpha").len(), 1);
+    });
 }
 
 /// Waits (bounded) until `check` holds.
@@ -465,106 +506,105 @@ fn eventually(what: &str, check: impl Fn() -> bool) {
 
 #[test]
 fn the_watcher_follows_edits_creates_renames_and_deletes() {
-    let f = Fixture::new();
-    f.write("a.md", "# A\n\nalpha words");
-    let index = Arc::new(f.open());
-    index.sync().unwrap();
-    let syncs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = syncs.clone();
-    let _follower = watch::Follower::start(index.clone(), true, move |r| {
-        r.unwrap();
-        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    on_every_backend(|f| {
+        f.write("a.md", "# A\n\nalpha words");
+        let index = Arc::new(f.open());
+        index.sync().unwrap();
+        let syncs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = syncs.clone();
+        let _follower = watch::Follower::start(index.clone(), true, move |r| {
+            r.unwrap();
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
+        let has = |path: &str| index.snapshot().document_by_path(path).is_some();
+        f.write("a.md", "# A\n\nbeta words");
+        eventually("the edit is searchable", || {
+            all_bm25(&index, "beta").len() == 1
+        });
+        f.write("sub/new.md", "# New\n\ngamma");
+        eventually("the new file is indexed", || has("sub/new.md"));
+        std::fs::rename(
+            f.docs.path().join("sub/new.md"),
+            f.docs.path().join("sub/renamed.md"),
+        )
+        .unwrap();
+        eventually("the rename is followed", || {
+            has("sub/renamed.md") && !has("sub/new.md")
+        });
+        std::fs::remove_file(f.docs.path().join("a.md")).unwrap();
+        eventually("the delete is followed", || !has("a.md"));
+        // Dot-folders do not wake the watcher (once the syncs above have settled).
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let before = syncs.load(std::sync::atomic::Ordering::SeqCst);
+        f.write(".obsidian/workspace.md", "noise");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert_eq!(syncs.load(std::sync::atomic::Ordering::SeqCst), before);
     });
-    let has = |path: &str| index.snapshot().document_by_path(path).is_some();
-    f.write("a.md", "# A\n\nbeta words");
-    eventually("the edit is searchable", || {
-        all_bm25(&index, "beta").len() == 1
-    });
-    f.write("sub/new.md", "# New\n\ngamma");
-    eventually("the new file is indexed", || has("sub/new.md"));
-    std::fs::rename(
-        f.docs.path().join("sub/new.md"),
-        f.docs.path().join("sub/renamed.md"),
-    )
-    .unwrap();
-    eventually("the rename is followed", || {
-        has("sub/renamed.md") && !has("sub/new.md")
-    });
-    std::fs::remove_file(f.docs.path().join("a.md")).unwrap();
-    eventually("the delete is followed", || !has("a.md"));
-    // Dot-folders do not wake the watcher (once the syncs above have settled).
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let before = syncs.load(std::sync::atomic::Ordering::SeqCst);
-    f.write(".obsidian/workspace.md", "noise");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert_eq!(syncs.load(std::sync::atomic::Ordering::SeqCst), before);
 }
 
 #[test]
 fn polling_follows_changes_when_watching_is_off() {
-    let f = Fixture::new();
-    let index = Arc::new(f.open());
-    index.sync().unwrap();
-    let _follower = watch::Follower::start_with_poll(
-        index.clone(),
-        false,
-        std::time::Duration::from_millis(200),
-        |r| {
-            r.unwrap();
-        },
-    );
-    f.write("polled.md", "delta");
-    eventually("polling picks up the file", || {
-        index.snapshot().document_by_path("polled.md").is_some()
+    on_every_backend(|f| {
+        let index = Arc::new(f.open());
+        index.sync().unwrap();
+        let _follower = watch::Follower::start_with_poll(
+            index.clone(),
+            false,
+            std::time::Duration::from_millis(200),
+            |r| {
+                r.unwrap();
+            },
+        );
+        f.write("polled.md", "delta");
+        eventually("polling picks up the file", || {
+            index.snapshot().document_by_path("polled.md").is_some()
+        });
     });
 }
 
 #[test]
 fn a_reader_sees_the_primary_commits_and_can_take_over() {
-    let f = Fixture::new();
-    f.write("a.md", "# A\n\nalpha words");
-    let primary = f.open();
-    primary.sync().unwrap();
-    let settings = primary.settings().clone();
-    let reader = Index::open_reader(settings, Arc::new(HashEmbedder::new(64))).unwrap();
-    assert!(!reader.is_writable());
-    assert_eq!(reader.snapshot().document_count(), 1);
-    assert!(matches!(reader.sync(), Err(IndexError::Reader)));
-    assert!(!reader.refresh().unwrap(), "nothing changed yet");
-    f.write("b.md", "# B\n\nbeta words");
-    primary.sync().unwrap();
-    assert!(reader.refresh().unwrap());
-    assert_eq!(reader.snapshot().document_count(), 2);
-    assert_eq!(
-        all_bm25(&reader, "beta").len(),
-        1,
-        "the reader sees the primary's BM25 commit"
-    );
-    drop(primary);
-    reader.promote().unwrap();
-    f.write("c.md", "# C\n\ngamma words");
-    let report = reader.sync().unwrap();
-    assert_eq!(report.added, 1);
-    assert_eq!(all_bm25(&reader, "gamma").len(), 1);
+    on_every_backend(|f| {
+        f.write("a.md", "# A\n\nalpha words");
+        let primary = f.open();
+        primary.sync().unwrap();
+        let settings = primary.settings().clone();
+        let reader = Index::open_reader(settings, Arc::new(HashEmbedder::new(64))).unwrap();
+        assert!(!reader.is_writable());
+        assert_eq!(reader.snapshot().document_count(), 1);
+        assert!(matches!(reader.sync(), Err(IndexError::Reader)));
+        assert!(!reader.refresh().unwrap(), "nothing changed yet");
+        f.write("b.md", "# B\n\nbeta words");
+        primary.sync().unwrap();
+        assert!(reader.refresh().unwrap());
+        assert_eq!(reader.snapshot().document_count(), 2);
+        assert_eq!(
+            all_bm25(&reader, "beta").len(),
+            1,
+            "the reader sees the primary's BM25 commit"
+        );
+        drop(primary);
+        reader.promote().unwrap();
+        f.write("c.md", "# C\n\ngamma words");
+        let report = reader.sync().unwrap();
+        assert_eq!(report.added, 1);
+        assert_eq!(all_bm25(&reader, "gamma").len(), 1);
+    });
 }
 
 #[test]
 fn a_reader_refuses_records_of_another_embedder() {
-    let f = Fixture::new();
-    f.write("a.md", "text");
-    f.open_with(64).sync().unwrap();
-    let settings = IndexSettings {
-        root: f.docs.path().to_path_buf(),
-        data_dir: f.data.path().to_path_buf(),
-        max_file_bytes: 65536,
-    };
-    let err = Index::open_reader(settings, Arc::new(HashEmbedder::new(32)))
-        .err()
-        .unwrap();
-    assert!(
-        err.to_string().contains("start the primary server first"),
-        "{err}"
-    );
+    on_every_backend(|f| {
+        f.write("a.md", "text");
+        f.open_with(64).sync().unwrap();
+        let err = Index::open_reader(f.settings(65536), Arc::new(HashEmbedder::new(32)))
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("start the primary server first"),
+            "{err}"
+        );
+    });
 }
 
 /// The hash embedder, made slow: each text takes `per_text`.
@@ -594,82 +634,79 @@ impl ragdown_embed::Embedder for SlowEmbedder {
 #[test]
 fn a_write_is_indexed_at_once_while_a_long_sync_runs() {
     use std::time::{Duration, Instant};
-    let f = Fixture::new();
-    f.write("a.md", "# A\n\nThe first version of a.\n");
-    let sections: String = (0..300)
-        .map(|i| format!("## Part {i}\n\nPart {i} says something about subject {i}.\n\n"))
-        .collect();
-    f.write("big.md", &format!("# Big\n\n{sections}"));
-    let index = Arc::new(
-        Index::open(
-            IndexSettings {
-                root: f.docs.path().to_path_buf(),
-                data_dir: f.data.path().to_path_buf(),
-                max_file_bytes: 1 << 20,
-            },
-            Arc::new(SlowEmbedder {
-                inner: HashEmbedder::new(64),
-                per_text: Duration::from_millis(10),
-            }),
-        )
-        .unwrap(),
-    );
-    let long = {
-        let index = index.clone();
-        std::thread::spawn(move || index.sync())
-    };
-    // a.md is read first; then big.md fills the batch, whose slow embedding starts.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while index
-        .status()
-        .files_done
-        .load(std::sync::atomic::Ordering::Relaxed)
-        < 1
-    {
-        assert!(Instant::now() < deadline, "the long sync never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(200));
-    f.write(
-        "a.md",
-        "# A\n\nThe lighthouse keeper wrote the second version.\n",
-    );
-    f.write("new.md", "# New\n\nA zeppelin over the harbour.\n");
-    let started = Instant::now();
-    let report = index
-        .sync_paths(&["a.md".to_string(), "new.md".to_string()])
-        .unwrap();
-    let waited = started.elapsed();
-    assert!(!long.is_finished(), "the long sync was still running");
-    assert!(
-        waited < Duration::from_secs(2),
-        "the write waited {waited:?}"
-    );
-    // a.md too is new to the records: the long sync had read it but not yet written it.
-    assert_eq!(report.added + report.updated, 2, "{report:?}");
-    assert!(!all_bm25(&index, "zeppelin").is_empty());
-    assert!(!all_bm25(&index, "lighthouse").is_empty());
-    let long_report = long.join().unwrap().unwrap();
-    assert_eq!(long_report.added, 1, "big.md: {long_report:?}");
-    let snap = index.snapshot();
-    let a = snap.document_by_path("a.md").unwrap();
-    let a_text: String = snap
-        .chunks_of(a.id)
-        .iter()
-        .map(|c| c.text.clone())
-        .collect();
-    assert!(a_text.contains("second version"), "{a_text}");
-    assert!(snap.document_by_path("new.md").is_some());
-    assert!(snap.document_by_path("big.md").is_some());
-    assert!(
-        all_bm25(&index, "first").is_empty(),
-        "the stale reading of a.md is gone"
-    );
-    assert_snapshot_matches_records(&index);
-    // With no sync running the same call works on its own, deletions included.
-    std::fs::remove_file(f.docs.path().join("new.md")).unwrap();
-    let report = index.sync_paths(&["new.md".to_string()]).unwrap();
-    assert_eq!(report.removed, 1);
-    assert!(index.snapshot().document_by_path("new.md").is_none());
-    assert_snapshot_matches_records(&index);
+    on_every_backend(|f| {
+        f.write("a.md", "# A\n\nThe first version of a.\n");
+        let sections: String = (0..300)
+            .map(|i| format!("## Part {i}\n\nPart {i} says something about subject {i}.\n\n"))
+            .collect();
+        f.write("big.md", &format!("# Big\n\n{sections}"));
+        let index = Arc::new(
+            Index::open(
+                f.settings(1 << 20),
+                Arc::new(SlowEmbedder {
+                    inner: HashEmbedder::new(64),
+                    per_text: Duration::from_millis(10),
+                }),
+            )
+            .unwrap(),
+        );
+        let long = {
+            let index = index.clone();
+            std::thread::spawn(move || index.sync())
+        };
+        // a.md is read first; then big.md fills the batch, whose slow embedding starts.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while index
+            .status()
+            .files_done
+            .load(std::sync::atomic::Ordering::Relaxed)
+            < 1
+        {
+            assert!(Instant::now() < deadline, "the long sync never started");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        f.write(
+            "a.md",
+            "# A\n\nThe lighthouse keeper wrote the second version.\n",
+        );
+        f.write("new.md", "# New\n\nA zeppelin over the harbour.\n");
+        let started = Instant::now();
+        let report = index
+            .sync_paths(&["a.md".to_string(), "new.md".to_string()])
+            .unwrap();
+        let waited = started.elapsed();
+        assert!(!long.is_finished(), "the long sync was still running");
+        assert!(
+            waited < Duration::from_secs(2),
+            "the write waited {waited:?}"
+        );
+        // a.md too is new to the records: the long sync had read it but not yet written it.
+        assert_eq!(report.added + report.updated, 2, "{report:?}");
+        assert!(!all_bm25(&index, "zeppelin").is_empty());
+        assert!(!all_bm25(&index, "lighthouse").is_empty());
+        let long_report = long.join().unwrap().unwrap();
+        assert_eq!(long_report.added, 1, "big.md: {long_report:?}");
+        let snap = index.snapshot();
+        let a = snap.document_by_path("a.md").unwrap();
+        let a_text: String = snap
+            .chunks_of(a.id)
+            .iter()
+            .map(|c| c.text.clone())
+            .collect();
+        assert!(a_text.contains("second version"), "{a_text}");
+        assert!(snap.document_by_path("new.md").is_some());
+        assert!(snap.document_by_path("big.md").is_some());
+        assert!(
+            all_bm25(&index, "first").is_empty(),
+            "the stale reading of a.md is gone"
+        );
+        assert_snapshot_matches_records(&index);
+        // With no sync running the same call works on its own, deletions included.
+        std::fs::remove_file(f.docs.path().join("new.md")).unwrap();
+        let report = index.sync_paths(&["new.md".to_string()]).unwrap();
+        assert_eq!(report.removed, 1);
+        assert!(index.snapshot().document_by_path("new.md").is_none());
+        assert_snapshot_matches_records(&index);
+    });
 }

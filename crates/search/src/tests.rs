@@ -19,6 +19,7 @@ fn index_of(files: &[(&str, &str)]) -> (Index, tempfile::TempDir, tempfile::Temp
             root: docs.path().to_path_buf(),
             data_dir: data.path().to_path_buf(),
             max_file_bytes: 1 << 20,
+            records: ragdown_index::store::RecordsLocation::DataDir,
         },
         Arc::new(HashEmbedder::new(256)),
     )

@@ -22,6 +22,8 @@ pub fn ragdown() -> std::process::Command {
         .env("RAGDOWN_ORT_URL", "http://127.0.0.1:9")
         .env_remove("RAGDOWN_DOCS_DIR")
         .env_remove("RAGDOWN_DATA_DIR")
+        .env_remove("RAGDOWN_DATABASE_URL")
+        .env_remove("RAGDOWN_DATABASE_SCHEMA")
         .env_remove("RAGDOWN_LOG");
     cmd
 }

@@ -1,19 +1,16 @@
-//! The records: SQLite in WAL mode holding documents, chunks, the vector cache, a journal of
-//! changed paths and the meta values. The source of truth; the BM25 index and the in-memory
-//! snapshot are derived from it.
-//!
-//! Each document is replaced in one transaction, so a crash leaves either its old or its new
-//! state. Knows nothing of files on disk or of embedders beyond the vectors it is handed.
+//! The records in SQLite (WAL mode) in the index's data dir: the default engine, for one
+//! machine. Readers on the same host open the same file.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::{
+    NewChunk, RecordStore, StoredChunk, attach_pieces, blob_to_vector, json_list, list_json,
+    vector_to_blob,
+};
 use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
-
-/// Bumped when the tables change shape; a mismatch rebuilds the index.
-pub const STORE_VERSION: u32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,28 +57,9 @@ CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, path TEXT NOT
 /// How much of the records file a whole-snapshot load maps into memory.
 const LOAD_MMAP_BYTES: i64 = 1 << 32;
 
-/// A chunk as stored, with its vector and its pieces' vectors.
-#[derive(Debug, Clone)]
-pub struct StoredChunk {
-    pub record: ChunkRecord,
-    pub vector: Vec<f32>,
-    /// The vectors of its pieces (see `ragdown_markdown::pieces`), one after another.
-    pub pieces: Vec<f32>,
-}
-
-/// A chunk to write, its vectors already in the cache under `vector_key` and `piece_keys`.
-pub struct NewChunk<'a> {
-    pub chunk: &'a ragdown_markdown::Chunk,
-    pub vector_key: [u8; 32],
-    pub piece_keys: &'a [[u8; 32]],
-}
-
-pub struct Store {
+/// One index's records in `records.sqlite`.
+pub struct SqliteStore {
     conn: Connection,
-}
-
-pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// A chunk's record from the first eight columns of `row`: id, document_id, ord,
@@ -106,13 +84,7 @@ fn blob<'a>(row: &'a rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'a [u8]> 
     })
 }
 
-pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-impl Store {
+impl SqliteStore {
     /// Opens (creating) the database and checks it is ours and readable.
     pub fn open(path: &Path) -> Result<Self> {
         let conn = Connection::open(path)?;
@@ -126,147 +98,33 @@ impl Store {
         Ok(Self { conn })
     }
 
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(IndexError::from)
-    }
-
-    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
-        self.conn
-            .execute(
-                "INSERT INTO meta(key, value) VALUES (?1, ?2)
-                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                params![key, value],
-            )
-            .map(|_| ())
-            .map_err(IndexError::from)
-    }
-
-    pub fn generation(&self) -> Result<u64> {
-        Ok(self
-            .meta("generation")?
-            .and_then(|g| g.parse().ok())
-            .unwrap_or(0))
-    }
-
-    /// Empties every table but meta (a rebuild). The vector cache is kept when the embedder
-    /// is the same (its keys name the embedder, so its vectors stay right for any text).
-    pub fn clear(&mut self, keep_vectors: bool) -> Result<()> {
-        let vectors = if keep_vectors {
-            ""
-        } else {
-            "DELETE FROM vectors;"
-        };
-        self.conn
-            .execute_batch(&format!(
-                "BEGIN; DELETE FROM pieces; DELETE FROM chunks; DELETE FROM documents; {vectors}
-                 DELETE FROM journal; COMMIT;"
-            ))
-            .map_err(IndexError::from)
-    }
-
-    pub fn documents(&self) -> Result<Vec<DocumentRecord>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, path, size, mtime_ns, hash, title, tags, aliases, description,
-                        supersedes, created_by, session, links, total_lines
-                 FROM documents",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            let json = |i: usize| -> rusqlite::Result<Vec<String>> {
-                let s: String = r.get(i)?;
-                Ok(serde_json::from_str(&s).unwrap_or_default())
-            };
-            Ok(DocumentRecord {
-                id: r.get(0)?,
-                path: r.get(1)?,
-                size: r.get::<_, i64>(2)? as u64,
-                mtime_ns: r.get(3)?,
-                hash: r.get(4)?,
-                title: r.get(5)?,
-                tags: json(6)?,
-                aliases: json(7)?,
-                description: r.get(8)?,
-                supersedes: json(9)?,
-                created_by: r.get(10)?,
-                session: r.get(11)?,
-                links: serde_json::from_str(&r.get::<_, String>(12)?).unwrap_or_default(),
-                total_lines: r.get::<_, i64>(13)? as u32,
-            })
-        })?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(IndexError::from)
-    }
-
-    /// Every chunk with its vector, in id order; `document_id` narrows to one document.
-    pub fn chunks(&self, document_id: Option<i64>) -> Result<Vec<StoredChunk>> {
-        if let Some(document_id) = document_id {
-            return self.document_chunks(document_id);
-        }
-        // Mapped, the file is read by memory loads instead of one pread(2) a page (10k
-        // sections took 160k syscalls); the map is dropped afterwards so a server's resident
-        // memory does not carry the file.
-        self.conn
-            .pragma_update(None, "mmap_size", LOAD_MMAP_BYTES)?;
-        let chunks = self.read_all_chunks();
-        self.conn.pragma_update(None, "mmap_size", 0)?;
-        chunks
-    }
-
-    /// [`Store::chunks`] of the whole index by three sequential scans — the vector cache,
-    /// the chunks, the pieces — joined in memory: a join looks each vector up by its hash,
-    /// in random order (real-dev, 10k vectors: 42 ms of lookups against a 10 ms scan).
+    /// [`RecordStore::chunks`] of the whole index by three sequential scans — the vector
+    /// cache, the chunks, the pieces — joined in memory: a join looks each vector up by its
+    /// hash, in random order (real-dev, 10k vectors: 42 ms of lookups against a 10 ms scan).
     fn read_all_chunks(&self) -> Result<Vec<StoredChunk>> {
         let mut vectors: HashMap<[u8; 32], Vec<f32>> = HashMap::new();
         let mut stmt = self.conn.prepare("SELECT key, vector FROM vectors")?;
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
-            if let Ok(key) = <[u8; 32]>::try_from(blob(row, 0)?) {
+            if let Some(key) = super::key_of(blob(row, 0)?) {
                 vectors.insert(key, blob_to_vector(blob(row, 1)?));
             }
         }
-        let vector_of = |blob: &[u8]| {
-            <[u8; 32]>::try_from(blob)
-                .ok()
-                .and_then(|key| vectors.get(&key))
-        };
         let mut stmt = self.conn.prepare(
             "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
                     vector_key
                  FROM chunks ORDER BY id",
         )?;
-        let mut rows = stmt.query([])?;
-        let mut chunks = Vec::new();
-        while let Some(r) = rows.next()? {
-            // A chunk without its vector is left out, as the join of `document_chunks` does.
-            let Some(vector) = vector_of(blob(r, 8)?) else {
-                continue;
-            };
-            chunks.push(StoredChunk {
-                record: chunk_record(r)?,
-                vector: vector.clone(),
-                pieces: Vec::new(),
-            });
-        }
+        let chunks = stmt
+            .query_map([], |r| Ok((chunk_record(r)?, blob(r, 8)?.to_vec())))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         let mut stmt = self
             .conn
             .prepare("SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord")?;
-        let mut rows = stmt.query([])?;
-        // Both lists are in chunk id order: walk them together.
-        let mut at = 0;
-        while let Some(row) = rows.next()? {
-            let chunk_id: i64 = row.get(0)?;
-            while chunks.get(at).is_some_and(|c| c.record.id < chunk_id) {
-                at += 1;
-            }
-            if let Some(c) = chunks.get_mut(at).filter(|c| c.record.id == chunk_id)
-                && let Some(vector) = vector_of(blob(row, 1)?)
-            {
-                c.pieces.extend_from_slice(vector);
-            }
-        }
-        Ok(chunks)
+        let pieces = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, blob(r, 1)?.to_vec())))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(super::join_chunks(&vectors, chunks, pieces))
     }
 
     /// One document's chunks with their vectors, in id order.
@@ -281,7 +139,7 @@ impl Store {
         let rows = stmt.query_map([document_id], |r| {
             Ok(StoredChunk {
                 record: chunk_record(r)?,
-                vector: blob_to_vector(&r.get::<_, Vec<u8>>(8)?),
+                vector: blob_to_vector(blob(r, 8)?),
                 pieces: Vec::new(),
             })
         })?;
@@ -293,30 +151,94 @@ impl Store {
                  WHERE c.document_id = ?1
                  ORDER BY p.chunk_id, p.ord",
         )?;
-        let mut rows = stmt.query([document_id])?;
-        // Both lists are in chunk id order: walk them together.
-        let mut at = 0;
-        while let Some(row) = rows.next()? {
-            let chunk_id: i64 = row.get(0)?;
-            while chunks.get(at).is_some_and(|c| c.record.id < chunk_id) {
-                at += 1;
-            }
-            if let Some(c) = chunks.get_mut(at).filter(|c| c.record.id == chunk_id) {
-                c.pieces.extend(blob_to_vector(&row.get::<_, Vec<u8>>(1)?));
-            }
-        }
+        let pieces = stmt
+            .query_map([document_id], |r| {
+                Ok((r.get::<_, i64>(0)?, Some(blob_to_vector(blob(r, 1)?))))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        attach_pieces(&mut chunks, pieces.into_iter());
         Ok(chunks)
     }
+}
 
-    /// Cached vectors for `keys` (absent keys are simply missing from the answer).
-    pub fn cached_vectors(
-        &self,
-        keys: &[[u8; 32]],
-    ) -> Result<std::collections::HashMap<[u8; 32], Vec<f32>>> {
+impl RecordStore for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn meta(&mut self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(IndexError::from)
+    }
+
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        set_meta(&self.conn, key, value)
+    }
+
+    fn clear(&mut self, keep_vectors: bool) -> Result<()> {
+        let vectors = if keep_vectors {
+            ""
+        } else {
+            "DELETE FROM vectors;"
+        };
+        self.conn
+            .execute_batch(&format!(
+                "BEGIN; DELETE FROM pieces; DELETE FROM chunks; DELETE FROM documents; {vectors}
+                 DELETE FROM journal; DELETE FROM meta WHERE key = 'journal_floor'; COMMIT;"
+            ))
+            .map_err(IndexError::from)
+    }
+
+    fn documents(&mut self) -> Result<Vec<DocumentRecord>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, path, size, mtime_ns, hash, title, tags, aliases, description,
+                        supersedes, created_by, session, links, total_lines
+                 FROM documents",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let json = |i: usize| -> rusqlite::Result<String> { r.get(i) };
+            Ok(DocumentRecord {
+                id: r.get(0)?,
+                path: r.get(1)?,
+                size: r.get::<_, i64>(2)? as u64,
+                mtime_ns: r.get(3)?,
+                hash: r.get(4)?,
+                title: r.get(5)?,
+                tags: json_list(&json(6)?),
+                aliases: json_list(&json(7)?),
+                description: r.get(8)?,
+                supersedes: json_list(&json(9)?),
+                created_by: r.get(10)?,
+                session: r.get(11)?,
+                links: json_list(&json(12)?),
+                total_lines: r.get::<_, i64>(13)? as u32,
+            })
+        })?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(IndexError::from)
+    }
+
+    fn chunks(&mut self, document_id: Option<i64>) -> Result<Vec<StoredChunk>> {
+        if let Some(document_id) = document_id {
+            return self.document_chunks(document_id);
+        }
+        // Mapped, the file is read by memory loads instead of one pread(2) a page (10k
+        // sections took 160k syscalls); the map is dropped afterwards so a server's resident
+        // memory does not carry the file.
+        self.conn
+            .pragma_update(None, "mmap_size", LOAD_MMAP_BYTES)?;
+        let chunks = self.read_all_chunks();
+        self.conn.pragma_update(None, "mmap_size", 0)?;
+        chunks
+    }
+
+    fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT vector FROM vectors WHERE key = ?1")?;
-        let mut out = std::collections::HashMap::new();
+        let mut out = HashMap::new();
         for key in keys {
             if let Some(blob) = stmt
                 .query_row([&key[..]], |r| r.get::<_, Vec<u8>>(0))
@@ -328,7 +250,21 @@ impl Store {
         Ok(out)
     }
 
-    pub fn put_vectors(&mut self, entries: &[([u8; 32], Vec<f32>)]) -> Result<()> {
+    fn vectors(&mut self) -> Result<Vec<([u8; 32], Vec<f32>)>> {
+        let mut stmt = self.conn.prepare("SELECT key, vector FROM vectors")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((super::key_of(blob(r, 0)?), blob_to_vector(blob(r, 1)?)))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            if let (Some(key), vector) = row? {
+                out.push((key, vector));
+            }
+        }
+        Ok(out)
+    }
+
+    fn put_vectors(&mut self, entries: &[([u8; 32], Vec<f32>)]) -> Result<()> {
         let tx = self.conn.transaction()?;
         {
             let mut stmt =
@@ -340,16 +276,13 @@ impl Store {
         tx.commit().map_err(IndexError::from)
     }
 
-    /// Replaces one document and its chunks in a single transaction, journalled under a new
-    /// generation. Returns the document id, the new chunk ids and the generation.
-    pub fn replace_document(
+    fn replace_document(
         &mut self,
         doc: &DocumentRecord,
         chunks: &[NewChunk<'_>],
     ) -> Result<(i64, Vec<i64>, u64)> {
         let tx = self.conn.transaction()?;
         let generation = next_generation(&tx, &doc.path)?;
-        let list = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
         let id: i64 = tx.query_row(
             "INSERT INTO documents(path, size, mtime_ns, hash, title, tags, aliases,
                      description, supersedes, created_by, session, links, total_lines)
@@ -367,13 +300,13 @@ impl Store {
                 doc.mtime_ns,
                 doc.hash,
                 doc.title,
-                list(&doc.tags),
-                list(&doc.aliases),
+                list_json(&doc.tags),
+                list_json(&doc.aliases),
                 doc.description,
-                list(&doc.supersedes),
+                list_json(&doc.supersedes),
                 doc.created_by,
                 doc.session,
-                serde_json::to_string(&doc.links).unwrap_or_else(|_| "[]".into()),
+                list_json(&doc.links),
                 doc.total_lines,
             ],
             |r| r.get(0),
@@ -413,8 +346,7 @@ impl Store {
         Ok((id, ids, generation))
     }
 
-    /// Records a new size and mtime for a document whose bytes did not change.
-    pub fn touch_document(&self, id: i64, size: u64, mtime_ns: i64) -> Result<()> {
+    fn touch_document(&mut self, id: i64, size: u64, mtime_ns: i64) -> Result<()> {
         self.conn
             .execute(
                 "UPDATE documents SET size = ?2, mtime_ns = ?3 WHERE id = ?1",
@@ -424,8 +356,7 @@ impl Store {
             .map_err(IndexError::from)
     }
 
-    /// Deletes a document and its chunks in one transaction. Returns the generation.
-    pub fn remove_document(&mut self, path: &str) -> Result<u64> {
+    fn remove_document(&mut self, path: &str) -> Result<u64> {
         let tx = self.conn.transaction()?;
         let generation = next_generation(&tx, path)?;
         tx.execute("DELETE FROM documents WHERE path = ?1", [path])?;
@@ -433,26 +364,31 @@ impl Store {
         Ok(generation)
     }
 
-    /// Paths changed after generation `since`, oldest first (for catching BM25 up).
-    pub fn journal_since(&self, since: u64) -> Result<Vec<String>> {
+    fn journal_since(&mut self, since: u64) -> Result<Option<Vec<String>>> {
+        let floor = self
+            .meta("journal_floor")?
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0);
+        if since < floor {
+            return Ok(None);
+        }
         let mut stmt = self
             .conn
             .prepare("SELECT DISTINCT path FROM journal WHERE generation > ?1 ORDER BY path")?;
         let rows = stmt.query_map([since as i64], |r| r.get(0))?;
-        rows.collect::<rusqlite::Result<Vec<String>>>()
-            .map_err(IndexError::from)
+        Ok(Some(rows.collect::<rusqlite::Result<Vec<String>>>()?))
     }
 
-    /// Forgets journal entries the BM25 index has committed.
-    pub fn prune_journal(&self, upto: u64) -> Result<()> {
-        self.conn
-            .execute("DELETE FROM journal WHERE generation <= ?1", [upto as i64])
-            .map(|_| ())
-            .map_err(IndexError::from)
+    /// The one BM25 index of a SQLite index (readers share the primary's) needs nothing
+    /// before its commit: all of it goes.
+    fn prune_journal(&mut self, upto: u64) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM journal WHERE generation <= ?1", [upto as i64])?;
+        set_meta(&tx, "journal_floor", &upto.to_string())?;
+        tx.commit().map_err(IndexError::from)
     }
 
-    /// Drops cached vectors no chunk uses any more.
-    pub fn collect_unused_vectors(&self) -> Result<usize> {
+    fn collect_unused_vectors(&mut self) -> Result<usize> {
         self.conn
             .execute(
                 "DELETE FROM vectors WHERE key NOT IN (SELECT vector_key FROM chunks)
@@ -462,7 +398,7 @@ impl Store {
             .map_err(IndexError::from)
     }
 
-    pub fn document_id(&self, path: &str) -> Result<Option<i64>> {
+    fn document_id(&mut self, path: &str) -> Result<Option<i64>> {
         self.conn
             .query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| {
                 r.get(0)
@@ -470,6 +406,16 @@ impl Store {
             .optional()
             .map_err(IndexError::from)
     }
+}
+
+fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        params![key, value],
+    )
+    .map(|_| ())
+    .map_err(IndexError::from)
 }
 
 /// The `embedder` and `dim` meta values of the records at `path`, opened read-only.

@@ -1,0 +1,273 @@
+//! The records: documents, chunks, pieces, links, the vector cache keyed by content hash, a
+//! journal of changed paths and the meta values (generation among them). The source of
+//! truth; the BM25 index and the in-memory snapshot are derived from it.
+//!
+//! [`RecordStore`] is what the index needs of them; two engines keep them: SQLite in the data
+//! dir (`sqlite.rs`, the default) and PostgreSQL (`postgres.rs`, when
+//! `RAGDOWN_DATABASE_URL` names one), so several servers share one knowledge base. Above this
+//! module nobody knows which runs. Each document is replaced in one transaction, so a crash
+//! leaves either its old or its new state. Knows nothing of files on disk or of embedders
+//! beyond the vectors it is handed.
+
+mod postgres;
+mod sqlite;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+pub use postgres::{PostgresStore, folder_schema, redact_url};
+
+/// Moves the records of a folder renamed from `from` to `to`: a data dir's move with the
+/// folder's files (`data_dir::FoldersDataDir`), a database's schema here.
+pub fn rename_records(from: &RecordsLocation, to: &RecordsLocation) -> Result<()> {
+    match (from, to) {
+        (
+            RecordsLocation::Postgres { url, schema: from },
+            RecordsLocation::Postgres { schema: to, .. },
+        ) => postgres::rename_schema(url, from, to),
+        _ => Ok(()),
+    }
+}
+
+/// Copies the vector cache and the meta values that say what built it (embedder, dimension,
+/// layout versions) from the SQLite records in `data_dir` to `to`, so that indexing the same
+/// documents there embeds nothing. Returns how many vectors were copied.
+pub fn copy_vector_cache(data_dir: &Path, to: &RecordsLocation) -> Result<usize> {
+    let path = crate::data_dir::records(data_dir);
+    if !path.is_file() {
+        return Err(crate::IndexError::Schema(format!(
+            "there are no records to move in {}: index the docs dir first, or set \
+             RAGDOWN_DATA_DIR to the data dir that holds them",
+            data_dir.display()
+        )));
+    }
+    let mut from = SqliteStore::open(&path)?;
+    let mut to = open(to, data_dir)?;
+    for key in COPIED_META {
+        if let Some(value) = from.meta(key)? {
+            to.set_meta(key, &value)?;
+        }
+    }
+    let vectors = from.vectors()?;
+    for batch in vectors.chunks(1000) {
+        to.put_vectors(batch)?;
+    }
+    Ok(vectors.len())
+}
+
+/// The meta values that decide whether records are rebuilt (see `index.rs`).
+const COPIED_META: [&str; 5] = [
+    "embedder",
+    "dim",
+    "chunker_version",
+    "store_version",
+    "pieces_version",
+];
+
+/// Drops the records of a deleted folder kept in a database (a data dir's go with the dir).
+pub fn drop_records(location: &RecordsLocation) -> Result<()> {
+    match location {
+        RecordsLocation::Postgres { url, schema } => postgres::drop_schema(url, schema),
+        RecordsLocation::DataDir => Ok(()),
+    }
+}
+pub use sqlite::{SqliteStore, recorded_embedder};
+
+use crate::{ChunkRecord, DocumentRecord, Result};
+
+/// Bumped when the tables change shape; a mismatch rebuilds the index.
+pub const STORE_VERSION: u32 = 2;
+
+/// A chunk as stored, with its vector and its pieces' vectors.
+#[derive(Debug, Clone)]
+pub struct StoredChunk {
+    pub record: ChunkRecord,
+    pub vector: Vec<f32>,
+    /// The vectors of its pieces (see `ragdown_markdown::pieces`), one after another.
+    pub pieces: Vec<f32>,
+}
+
+/// A chunk to write, its vectors already in the cache under `vector_key` and `piece_keys`.
+pub struct NewChunk<'a> {
+    pub chunk: &'a ragdown_markdown::Chunk,
+    pub vector_key: [u8; 32],
+    pub piece_keys: &'a [[u8; 32]],
+}
+
+/// Where one index's records are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordsLocation {
+    /// `records.sqlite` in the index's data dir.
+    DataDir,
+    /// A PostgreSQL database (`url`, as libpq takes it), in a schema of the folder's own.
+    Postgres { url: String, schema: String },
+}
+
+/// A PostgreSQL database holding the records of several folders, each in a schema named
+/// `<prefix>_<folder>` (so several knowledge bases can share one database by prefix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedDatabase {
+    pub url: String,
+    pub prefix: String,
+}
+
+impl SharedDatabase {
+    /// Where folder `name`'s records are kept.
+    pub fn folder(&self, name: &str) -> RecordsLocation {
+        RecordsLocation::Postgres {
+            url: self.url.clone(),
+            schema: folder_schema(&self.prefix, name),
+        }
+    }
+}
+
+/// What the index reads and writes of its records, whichever engine keeps them. Methods take
+/// `&mut self` because a database connection is used by one caller at a time (the index holds
+/// its store behind a mutex).
+pub trait RecordStore: Send {
+    /// Which engine: `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
+
+    fn meta(&mut self, key: &str) -> Result<Option<String>>;
+
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
+
+    /// The generation of the last committed change (0 for new records).
+    fn generation(&mut self) -> Result<u64> {
+        Ok(self
+            .meta("generation")?
+            .and_then(|g| g.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Empties every table but meta (a rebuild). The vector cache is kept when the embedder
+    /// is the same (its keys name the embedder, so its vectors stay right for any text).
+    fn clear(&mut self, keep_vectors: bool) -> Result<()>;
+
+    fn documents(&mut self) -> Result<Vec<DocumentRecord>>;
+
+    /// Every chunk with its vector, in id order; `document_id` narrows to one document. A
+    /// chunk whose vector is missing from the cache is left out.
+    fn chunks(&mut self, document_id: Option<i64>) -> Result<Vec<StoredChunk>>;
+
+    /// Cached vectors for `keys` (absent keys are simply missing from the answer).
+    fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>>;
+
+    /// The whole vector cache (for moving it to another store).
+    fn vectors(&mut self) -> Result<Vec<([u8; 32], Vec<f32>)>>;
+
+    /// Adds vectors to the cache; keys already there keep their vector.
+    fn put_vectors(&mut self, entries: &[([u8; 32], Vec<f32>)]) -> Result<()>;
+
+    /// Replaces one document and its chunks in a single transaction, journalled under a new
+    /// generation. Returns the document id, the new chunk ids and the generation.
+    fn replace_document(
+        &mut self,
+        doc: &DocumentRecord,
+        chunks: &[NewChunk<'_>],
+    ) -> Result<(i64, Vec<i64>, u64)>;
+
+    /// Records a new size and mtime for a document whose bytes did not change.
+    fn touch_document(&mut self, id: i64, size: u64, mtime_ns: i64) -> Result<()>;
+
+    /// Deletes a document and its chunks in one transaction. Returns the generation.
+    fn remove_document(&mut self, path: &str) -> Result<u64>;
+
+    /// Paths changed after generation `since`, in path order (for catching BM25 up); `None`
+    /// when entries after `since` were already pruned, so the caller must rebuild instead.
+    fn journal_since(&mut self, since: u64) -> Result<Option<Vec<String>>>;
+
+    /// Forgets journal entries a BM25 index committed at generation `upto` no longer needs.
+    fn prune_journal(&mut self, upto: u64) -> Result<()>;
+
+    /// Drops cached vectors no chunk uses any more.
+    fn collect_unused_vectors(&mut self) -> Result<usize>;
+
+    fn document_id(&mut self, path: &str) -> Result<Option<i64>>;
+}
+
+/// Opens the records `location` names for the index in `data_dir`.
+pub fn open(location: &RecordsLocation, data_dir: &Path) -> Result<Box<dyn RecordStore>> {
+    Ok(match location {
+        RecordsLocation::DataDir => {
+            Box::new(SqliteStore::open(&crate::data_dir::records(data_dir))?)
+        }
+        RecordsLocation::Postgres { url, schema } => Box::new(PostgresStore::open(url, schema)?),
+    })
+}
+
+pub fn vector_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn blob_to_vector(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// A vector key from the bytes of a stored one (`None` for a malformed key).
+fn key_of(bytes: &[u8]) -> Option<[u8; 32]> {
+    <[u8; 32]>::try_from(bytes).ok()
+}
+
+/// Stored chunks from the records' rows, joined in memory: each chunk's vector from the
+/// cache by its key, then its pieces' vectors. `chunks` and `pieces` must both come in chunk
+/// id order (pieces in their order within a chunk). A chunk whose vector is missing is left
+/// out, as a join in SQL would leave it.
+fn join_chunks(
+    vectors: &HashMap<[u8; 32], Vec<f32>>,
+    chunks: impl IntoIterator<Item = (ChunkRecord, Vec<u8>)>,
+    pieces: impl IntoIterator<Item = (i64, Vec<u8>)>,
+) -> Vec<StoredChunk> {
+    let vector_of = |key: &[u8]| key_of(key).and_then(|key| vectors.get(&key));
+    let mut joined: Vec<StoredChunk> = chunks
+        .into_iter()
+        .filter_map(|(record, key)| {
+            Some(StoredChunk {
+                record,
+                vector: vector_of(&key)?.clone(),
+                pieces: Vec::new(),
+            })
+        })
+        .collect();
+    attach_pieces(
+        &mut joined,
+        pieces.into_iter().map(|(id, key)| (id, vector_of(&key))),
+    );
+    joined
+}
+
+/// Appends each piece's vector to its chunk; both lists are in chunk id order, so they are
+/// walked together. A piece without a vector or a chunk is skipped.
+fn attach_pieces<V: AsRef<[f32]>>(
+    chunks: &mut [StoredChunk],
+    pieces: impl Iterator<Item = (i64, Option<V>)>,
+) {
+    let mut at = 0;
+    for (chunk_id, vector) in pieces {
+        while chunks.get(at).is_some_and(|c| c.record.id < chunk_id) {
+            at += 1;
+        }
+        if let Some(c) = chunks.get_mut(at).filter(|c| c.record.id == chunk_id)
+            && let Some(vector) = vector
+        {
+            c.pieces.extend_from_slice(vector.as_ref());
+        }
+    }
+}
+
+/// A JSON list column as strings; a damaged value reads as empty rather than failing the load.
+fn json_list<T: serde::de::DeserializeOwned>(text: &str) -> Vec<T> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+/// A list as the JSON text a list column holds.
+fn list_json<T: serde::Serialize>(list: &[T]) -> String {
+    serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
+}
+
+#[cfg(test)]
+pub(crate) mod test_db;
+#[cfg(test)]
+mod tests;

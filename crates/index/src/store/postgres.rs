@@ -1,0 +1,656 @@
+//! The records in PostgreSQL, for several servers sharing one knowledge base: the same tables
+//! as SQLite's, one schema per folder (so folders stay isolated and a folder's records go
+//! with one `DROP SCHEMA`), created and upgraded by numbered migrations. Vectors are stored as
+//! the same little-endian `bytea` blobs as in SQLite: ranking stays in each process's memory,
+//! so the database never computes on them.
+//!
+//! Knows nothing of which server is primary: that is coordination, not records.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::{Client, NoTls, Row, Transaction};
+
+use super::{
+    NewChunk, RecordStore, StoredChunk, attach_pieces, blob_to_vector, json_list, list_json,
+    vector_to_blob,
+};
+use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
+
+/// The schema's migrations, oldest first; the schema's version is how many have run. A
+/// migration is never edited once released: a change of shape is a new entry.
+const MIGRATIONS: &[&str] = &["
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents(
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size BIGINT NOT NULL,
+    mtime_ns BIGINT NOT NULL,
+    hash TEXT NOT NULL,
+    title TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    description TEXT,
+    supersedes TEXT NOT NULL,
+    created_by TEXT,
+    session TEXT,
+    links TEXT NOT NULL,
+    total_lines BIGINT NOT NULL
+);
+CREATE TABLE chunks(
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    document_id BIGINT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ord BIGINT NOT NULL,
+    line_start BIGINT NOT NULL,
+    line_end BIGINT NOT NULL,
+    heading TEXT NOT NULL,
+    breadcrumb TEXT NOT NULL,
+    text TEXT NOT NULL,
+    vector_key BYTEA NOT NULL
+);
+CREATE INDEX chunks_document ON chunks(document_id);
+CREATE INDEX chunks_vector ON chunks(vector_key);
+CREATE TABLE pieces(
+    chunk_id BIGINT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    ord BIGINT NOT NULL,
+    vector_key BYTEA NOT NULL,
+    PRIMARY KEY(chunk_id, ord)
+);
+CREATE INDEX pieces_vector ON pieces(vector_key);
+CREATE TABLE vectors(key BYTEA PRIMARY KEY, vector BYTEA NOT NULL);
+CREATE TABLE journal(generation BIGINT PRIMARY KEY, path TEXT NOT NULL);
+"];
+
+/// Journal entries kept behind the newest generation when it is pruned: every server keeps its
+/// own BM25 index caught up from the journal, so pruning to one server's commit would make
+/// the others rebuild theirs. A server further behind than this rebuilds.
+const JOURNAL_KEEP: u64 = 10_000;
+
+/// How long connecting may take before the server is called unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One folder's records in its schema of a PostgreSQL database.
+pub struct PostgresStore {
+    client: Client,
+    schema: String,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (a `postgres://` URL or libpq key/value string) and opens the records
+    /// in `schema`, creating it or running the migrations it lacks; refuses a schema written
+    /// by a newer ragdown.
+    pub fn open(url: &str, schema: &str) -> Result<Self> {
+        check_schema_name(schema)?;
+        let client = connect(url)?;
+        let mut store = Self {
+            client,
+            schema: schema.to_string(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The schema this store's records are in.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// Creates the schema and runs the migrations it lacks, under a transaction-scoped
+    /// advisory lock so servers starting together do not race each other.
+    fn migrate(&mut self) -> Result<()> {
+        let schema = self.schema.clone();
+        let mut tx = self.client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&schema])?;
+        tx.batch_execute(&format!(
+            "CREATE SCHEMA IF NOT EXISTS \"{schema}\";
+             SET LOCAL search_path TO \"{schema}\";
+             CREATE TABLE IF NOT EXISTS schema_version(version BIGINT NOT NULL);"
+        ))?;
+        let have: i64 = tx
+            .query_opt("SELECT max(version) FROM schema_version", &[])?
+            .and_then(|r| r.get::<_, Option<i64>>(0))
+            .unwrap_or(0);
+        let known = MIGRATIONS.len() as i64;
+        if have > known {
+            return Err(IndexError::Schema(format!(
+                "the records in PostgreSQL schema {schema} are at version {have}, written by a \
+                 newer ragdown (this one knows up to {known}): upgrade ragdown, or give this \
+                 one a schema of its own"
+            )));
+        }
+        for (at, migration) in MIGRATIONS.iter().enumerate().skip(have as usize) {
+            tx.batch_execute(migration)?;
+            tx.execute(
+                "INSERT INTO schema_version(version) VALUES ($1)",
+                &[&(at as i64 + 1)],
+            )?;
+        }
+        tx.commit()?;
+        // Session-wide from here on: every statement of this connection reads this schema.
+        self.client
+            .batch_execute(&format!("SET search_path TO \"{schema}\""))?;
+        Ok(())
+    }
+
+    fn read_all_chunks(&mut self) -> Result<Vec<StoredChunk>> {
+        let mut vectors: HashMap<[u8; 32], Vec<f32>> = HashMap::new();
+        // Streamed: the cache is the bulk of the records, so it is never held twice.
+        {
+            let mut rows = self
+                .client
+                .query_raw("SELECT key, vector FROM vectors", no_params())?;
+            while let Some(row) = rows.next()? {
+                if let Some(key) = super::key_of(row.try_get::<_, &[u8]>(0)?) {
+                    vectors.insert(key, blob_to_vector(row.try_get::<_, &[u8]>(1)?));
+                }
+            }
+        }
+        let chunks = self
+            .client
+            .query(
+                "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
+                        vector_key
+                     FROM chunks ORDER BY id",
+                &[],
+            )?
+            .iter()
+            .map(|r| Ok((chunk_record(r)?, r.try_get::<_, Vec<u8>>(8)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let pieces = self
+            .client
+            .query(
+                "SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord",
+                &[],
+            )?
+            .iter()
+            .map(|r| Ok((r.try_get::<_, i64>(0)?, r.try_get::<_, Vec<u8>>(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(super::join_chunks(&vectors, chunks, pieces))
+    }
+
+    fn document_chunks(&mut self, document_id: i64) -> Result<Vec<StoredChunk>> {
+        let mut chunks = self
+            .client
+            .query(
+                "SELECT c.id, c.document_id, c.ord, c.line_start, c.line_end, c.heading,
+                        c.breadcrumb, c.text, v.vector
+                     FROM chunks c JOIN vectors v ON v.key = c.vector_key
+                     WHERE c.document_id = $1
+                     ORDER BY c.id",
+                &[&document_id],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(StoredChunk {
+                    record: chunk_record(r)?,
+                    vector: blob_to_vector(r.try_get::<_, &[u8]>(8)?),
+                    pieces: Vec::new(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let pieces = self
+            .client
+            .query(
+                "SELECT p.chunk_id, v.vector
+                     FROM pieces p JOIN chunks c ON c.id = p.chunk_id
+                         JOIN vectors v ON v.key = p.vector_key
+                     WHERE c.document_id = $1
+                     ORDER BY p.chunk_id, p.ord",
+                &[&document_id],
+            )?
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.try_get::<_, i64>(0)?,
+                    Some(blob_to_vector(r.try_get::<_, &[u8]>(1)?)),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        attach_pieces(&mut chunks, pieces.into_iter());
+        Ok(chunks)
+    }
+}
+
+impl RecordStore for PostgresStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn meta(&mut self, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .client
+            .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?
+            .map(|r| r.get(0)))
+    }
+
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        set_meta(&mut self.client, key, value)
+    }
+
+    fn clear(&mut self, keep_vectors: bool) -> Result<()> {
+        let vectors = if keep_vectors { "" } else { ", vectors" };
+        let mut tx = self.client.transaction()?;
+        tx.batch_execute(&format!(
+            "TRUNCATE pieces, chunks, documents, journal{vectors};
+             DELETE FROM meta WHERE key = 'journal_floor';"
+        ))?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn documents(&mut self) -> Result<Vec<DocumentRecord>> {
+        self.client
+            .query(
+                "SELECT id, path, size, mtime_ns, hash, title, tags, aliases, description,
+                        supersedes, created_by, session, links, total_lines
+                     FROM documents",
+                &[],
+            )?
+            .iter()
+            .map(|r| {
+                let json = |i: usize| r.try_get::<_, &str>(i);
+                Ok(DocumentRecord {
+                    id: r.try_get(0)?,
+                    path: r.try_get(1)?,
+                    size: r.try_get::<_, i64>(2)? as u64,
+                    mtime_ns: r.try_get(3)?,
+                    hash: r.try_get(4)?,
+                    title: r.try_get(5)?,
+                    tags: json_list(json(6)?),
+                    aliases: json_list(json(7)?),
+                    description: r.try_get(8)?,
+                    supersedes: json_list(json(9)?),
+                    created_by: r.try_get(10)?,
+                    session: r.try_get(11)?,
+                    links: json_list(json(12)?),
+                    total_lines: r.try_get::<_, i64>(13)? as u32,
+                })
+            })
+            .collect()
+    }
+
+    fn chunks(&mut self, document_id: Option<i64>) -> Result<Vec<StoredChunk>> {
+        match document_id {
+            Some(id) => self.document_chunks(id),
+            None => self.read_all_chunks(),
+        }
+    }
+
+    fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
+        let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        let mut out = HashMap::new();
+        for row in self.client.query(
+            "SELECT key, vector FROM vectors WHERE key = ANY($1)",
+            &[&keys],
+        )? {
+            if let Some(key) = super::key_of(row.try_get::<_, &[u8]>(0)?) {
+                out.insert(key, blob_to_vector(row.try_get::<_, &[u8]>(1)?));
+            }
+        }
+        Ok(out)
+    }
+
+    fn vectors(&mut self) -> Result<Vec<([u8; 32], Vec<f32>)>> {
+        let mut out = Vec::new();
+        for row in self.client.query("SELECT key, vector FROM vectors", &[])? {
+            if let Some(key) = super::key_of(row.try_get::<_, &[u8]>(0)?) {
+                out.push((key, blob_to_vector(row.try_get::<_, &[u8]>(1)?)));
+            }
+        }
+        Ok(out)
+    }
+
+    fn put_vectors(&mut self, entries: &[([u8; 32], Vec<f32>)]) -> Result<()> {
+        let keys: Vec<&[u8]> = entries.iter().map(|(k, _)| &k[..]).collect();
+        let blobs: Vec<Vec<u8>> = entries.iter().map(|(_, v)| vector_to_blob(v)).collect();
+        // One statement for the batch; a key another server cached meanwhile keeps its vector
+        // (the same text under the same embedder: the same vector).
+        self.client.execute(
+            "INSERT INTO vectors(key, vector) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+                 ON CONFLICT (key) DO NOTHING",
+            &[&keys, &blobs],
+        )?;
+        Ok(())
+    }
+
+    fn replace_document(
+        &mut self,
+        doc: &DocumentRecord,
+        chunks: &[NewChunk<'_>],
+    ) -> Result<(i64, Vec<i64>, u64)> {
+        let mut tx = self.client.transaction()?;
+        let generation = next_generation(&mut tx, &doc.path)?;
+        let id: i64 = tx
+            .query_one(
+                "INSERT INTO documents(path, size, mtime_ns, hash, title, tags, aliases,
+                         description, supersedes, created_by, session, links, total_lines)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                     ON CONFLICT (path) DO UPDATE SET size = excluded.size,
+                         mtime_ns = excluded.mtime_ns, hash = excluded.hash,
+                         title = excluded.title, tags = excluded.tags,
+                         aliases = excluded.aliases, description = excluded.description,
+                         supersedes = excluded.supersedes, created_by = excluded.created_by,
+                         session = excluded.session, links = excluded.links,
+                         total_lines = excluded.total_lines
+                     RETURNING id",
+                &[
+                    &doc.path,
+                    &(doc.size as i64),
+                    &doc.mtime_ns,
+                    &doc.hash,
+                    &doc.title,
+                    &list_json(&doc.tags),
+                    &list_json(&doc.aliases),
+                    &doc.description,
+                    &list_json(&doc.supersedes),
+                    &doc.created_by,
+                    &doc.session,
+                    &list_json(&doc.links),
+                    &i64::from(doc.total_lines),
+                ],
+            )?
+            .try_get(0)?;
+        tx.execute("DELETE FROM chunks WHERE document_id = $1", &[&id])?;
+        let insert_chunk = tx.prepare(
+            "INSERT INTO chunks(document_id, ord, line_start, line_end, heading, breadcrumb,
+                     text, vector_key)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        )?;
+        let insert_piece =
+            tx.prepare("INSERT INTO pieces(chunk_id, ord, vector_key) VALUES ($1, $2, $3)")?;
+        let mut ids = Vec::with_capacity(chunks.len());
+        for (ord, c) in chunks.iter().enumerate() {
+            let chunk_id: i64 = tx
+                .query_one(
+                    &insert_chunk,
+                    &[
+                        &id,
+                        &(ord as i64),
+                        &(c.chunk.line_start as i64),
+                        &(c.chunk.line_end as i64),
+                        &c.chunk.heading,
+                        &c.chunk.breadcrumb,
+                        &c.chunk.text,
+                        &&c.vector_key[..],
+                    ],
+                )?
+                .try_get(0)?;
+            for (piece, key) in c.piece_keys.iter().enumerate() {
+                tx.execute(&insert_piece, &[&chunk_id, &(piece as i64), &&key[..]])?;
+            }
+            ids.push(chunk_id);
+        }
+        tx.commit()?;
+        Ok((id, ids, generation))
+    }
+
+    fn touch_document(&mut self, id: i64, size: u64, mtime_ns: i64) -> Result<()> {
+        self.client.execute(
+            "UPDATE documents SET size = $2, mtime_ns = $3 WHERE id = $1",
+            &[&id, &(size as i64), &mtime_ns],
+        )?;
+        Ok(())
+    }
+
+    fn remove_document(&mut self, path: &str) -> Result<u64> {
+        let mut tx = self.client.transaction()?;
+        let generation = next_generation(&mut tx, path)?;
+        tx.execute("DELETE FROM documents WHERE path = $1", &[&path])?;
+        tx.commit()?;
+        Ok(generation)
+    }
+
+    fn journal_since(&mut self, since: u64) -> Result<Option<Vec<String>>> {
+        let floor = self
+            .meta("journal_floor")?
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0);
+        if since < floor {
+            return Ok(None);
+        }
+        let rows = self.client.query(
+            "SELECT DISTINCT path FROM journal WHERE generation > $1 ORDER BY path",
+            &[&(since as i64)],
+        )?;
+        Ok(Some(
+            rows.iter()
+                .map(|r| r.try_get(0).map_err(IndexError::from))
+                .collect::<Result<_>>()?,
+        ))
+    }
+
+    /// Keeps the last [`JOURNAL_KEEP`] generations for the other servers' BM25 indexes.
+    fn prune_journal(&mut self, upto: u64) -> Result<()> {
+        let Some(floor) = upto.checked_sub(JOURNAL_KEEP).filter(|f| *f > 0) else {
+            return Ok(());
+        };
+        let mut tx = self.client.transaction()?;
+        tx.execute(
+            "DELETE FROM journal WHERE generation <= $1",
+            &[&(floor as i64)],
+        )?;
+        set_meta(&mut tx, "journal_floor", &floor.to_string())?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn collect_unused_vectors(&mut self) -> Result<usize> {
+        let dropped = self.client.execute(
+            "DELETE FROM vectors v WHERE NOT EXISTS
+                     (SELECT 1 FROM chunks c WHERE c.vector_key = v.key)
+                 AND NOT EXISTS (SELECT 1 FROM pieces p WHERE p.vector_key = v.key)",
+            &[],
+        )?;
+        Ok(dropped as usize)
+    }
+
+    fn document_id(&mut self, path: &str) -> Result<Option<i64>> {
+        Ok(self
+            .client
+            .query_opt("SELECT id FROM documents WHERE path = $1", &[&path])?
+            .map(|r| r.get(0)))
+    }
+}
+
+/// Renames a folder's schema (its records follow a renamed folder; nothing is re-embedded).
+/// A schema already at `to` is replaced: it can only be the stale records of an old folder.
+pub fn rename_schema(url: &str, from: &str, to: &str) -> Result<()> {
+    check_schema_name(from)?;
+    check_schema_name(to)?;
+    let mut client = connect(url)?;
+    let mut tx = client.transaction()?;
+    let exists = tx
+        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&from])?
+        .is_some();
+    if exists && from != to {
+        tx.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS \"{to}\" CASCADE; ALTER SCHEMA \"{from}\" RENAME TO \"{to}\";"
+        ))?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Drops a folder's schema and every record in it (the folder was deleted).
+pub fn drop_schema(url: &str, schema: &str) -> Result<()> {
+    check_schema_name(schema)?;
+    connect(url)?.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))?;
+    Ok(())
+}
+
+/// A connection to `url`, or an error naming it without its password.
+fn connect(url: &str) -> Result<Client> {
+    let mut config: postgres::Config = url.parse().map_err(|e| IndexError::Database {
+        url: redact_url(url),
+        reason: format!("not a PostgreSQL connection string ({e})"),
+    })?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    config.application_name("ragdown");
+    config.connect(NoTls).map_err(|e| IndexError::Database {
+        url: redact_url(url),
+        reason: format!("cannot connect ({e}); check that the server runs and accepts it"),
+    })
+}
+
+/// A chunk's record from the first eight columns of `row`.
+fn chunk_record(r: &Row) -> Result<ChunkRecord> {
+    let number = |i: usize| -> Result<u32> { Ok(r.try_get::<_, i64>(i)? as u32) };
+    Ok(ChunkRecord {
+        id: r.try_get(0)?,
+        document_id: r.try_get(1)?,
+        ord: number(2)?,
+        line_start: number(3)?,
+        line_end: number(4)?,
+        heading: r.try_get(5)?,
+        breadcrumb: r.try_get(6)?,
+        text: r.try_get(7)?,
+    })
+}
+
+fn no_params() -> std::iter::Empty<&'static (dyn postgres::types::ToSql + Sync)> {
+    std::iter::empty()
+}
+
+fn set_meta(client: &mut impl postgres::GenericClient, key: &str, value: &str) -> Result<()> {
+    client.execute(
+        "INSERT INTO meta(key, value) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[&key, &value],
+    )?;
+    Ok(())
+}
+
+/// Bumps the generation and journals `path` under it, inside the caller's transaction. The
+/// update locks the generation row, so concurrent writers (several servers) take generations
+/// in commit order.
+fn next_generation(tx: &mut Transaction<'_>, path: &str) -> Result<u64> {
+    let next: i64 = tx
+        .query_one(
+            "INSERT INTO meta(key, value) VALUES ('generation', '1')
+                 ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text
+                 RETURNING value::bigint",
+            &[],
+        )?
+        .try_get(0)?;
+    tx.execute(
+        "INSERT INTO journal(generation, path) VALUES ($1, $2)",
+        &[&next, &path],
+    )?;
+    Ok(next as u64)
+}
+
+/// Schema names are spliced into SQL (identifiers cannot be bound), so only plain ones pass.
+fn check_schema_name(schema: &str) -> Result<()> {
+    let plain = !schema.is_empty()
+        && schema.len() <= 63
+        && schema
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !schema.starts_with("pg_");
+    if plain {
+        Ok(())
+    } else {
+        Err(IndexError::Schema(format!(
+            "{schema:?} is not a usable PostgreSQL schema name: it must be 1-63 lowercase \
+             letters, digits or _, not starting with pg_"
+        )))
+    }
+}
+
+/// The schema a folder's records live in: `<prefix>_` and the folder's name made into a plain
+/// identifier, with a short hash of the name when that lost anything (two names never share
+/// a schema).
+pub fn folder_schema(prefix: &str, folder: &str) -> String {
+    let plain: String = folder
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let lossless = plain == folder;
+    let mut schema = format!("{prefix}_{plain}");
+    if !lossless || schema.len() > 63 {
+        let hash = blake3::hash(folder.as_bytes()).to_hex();
+        schema.truncate(63 - 9);
+        schema.push('_');
+        schema.push_str(&hash[..8]);
+    }
+    schema
+}
+
+/// `url` with its password replaced by `***`, for messages and logs: both the URL form
+/// (`postgres://user:secret@host/db`, `?password=secret`) and libpq's key/value form
+/// (`password=secret`).
+pub fn redact_url(url: &str) -> String {
+    let mut out = url.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let authority_start = scheme_end + 3;
+        let authority_end = out[authority_start..]
+            .find(['/', '?'])
+            .map_or(out.len(), |i| authority_start + i);
+        if let Some(at) = out[authority_start..authority_end].rfind('@') {
+            let userinfo = &out[authority_start..authority_start + at];
+            if let Some(colon) = userinfo.find(':') {
+                let from = authority_start + colon + 1;
+                out.replace_range(from..authority_start + at, "***");
+            }
+        }
+    }
+    // `password=` as a query parameter or a key/value pair, up to the next separator.
+    let mut search_from = 0;
+    while let Some(found) = out[search_from..].find("password=") {
+        let start = search_from + found + "password=".len();
+        let end = out[start..]
+            .find(['&', ' '])
+            .map_or(out.len(), |i| start + i);
+        out.replace_range(start..end, "***");
+        search_from = start + 3;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_show_in_a_redacted_url() {
+        for (url, want) in [
+            (
+                "postgres://ann:s3cret@db.example:5432/kb",
+                "postgres://ann:***@db.example:5432/kb",
+            ),
+            (
+                "postgresql://ann@db/kb?password=s3cret&sslmode=disable",
+                "postgresql://ann@db/kb?password=***&sslmode=disable",
+            ),
+            (
+                "host=/tmp/pg user=ann password=s3cret dbname=kb",
+                "host=/tmp/pg user=ann password=*** dbname=kb",
+            ),
+            ("postgres://ann@db/kb", "postgres://ann@db/kb"),
+        ] {
+            assert_eq!(redact_url(url), want);
+        }
+    }
+
+    #[test]
+    fn folder_names_become_distinct_plain_schemas() {
+        assert_eq!(folder_schema("ragdown", "work"), "ragdown_work");
+        let a = folder_schema("ragdown", "Team Notes");
+        let b = folder_schema("ragdown", "team_notes");
+        assert_ne!(a, b);
+        for name in ["Team Notes", "ünïcode", &"x".repeat(100)] {
+            let schema = folder_schema("kb", name);
+            check_schema_name(&schema).unwrap();
+        }
+        assert!(check_schema_name("bad\"; DROP").is_err());
+    }
+}

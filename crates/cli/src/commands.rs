@@ -2,12 +2,12 @@
 //! print results for people (text) or scripts (`--json`) on stdout.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use ragdown_index::data_dir::FoldersDataDir;
-use ragdown_index::lock::{self, PrimaryLock};
+use ragdown_index::lock::{self, Role};
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::SearchOptions;
 use ragdown_server::answers::FoundHit;
@@ -17,10 +17,10 @@ use serde_json::json;
 use crate::progress::{DownloadBar, sync_with_bar};
 use crate::settings::{Settings, docs_dir};
 
-/// An opened index and, when this process is its primary, the lock that says so.
+/// An opened index and what this process is to it, with the locks that say so.
 pub struct Opened {
     pub index: Arc<Index>,
-    pub primary: Option<PrimaryLock>,
+    pub role: Role,
 }
 
 /// What to do when the model cannot load.
@@ -83,7 +83,7 @@ fn open_with(
         root: root.clone(),
         max_file_bytes: settings.max_file_bytes,
     };
-    let primary = lock::try_become_primary(&data_dir)
+    let role = lock::claim(&index_settings)
         .with_context(|| format!("taking the primary lock in {}", data_dir.display()))?;
     let embedder = match ragdown_embed::load(&settings.embedder, &DownloadBar::new()) {
         Ok(embedder) => embedder,
@@ -122,7 +122,7 @@ fn open_with(
     let embedder: Arc<dyn ragdown_embed::Embedder> = match preload {
         // A one-shot reader asks the running primary, whose model is warm, for its query
         // vectors, and loads its own model only when the primary cannot answer.
-        Preload::WaitForIt if primary.is_none() => {
+        Preload::WaitForIt if matches!(role, Role::Reader) => {
             Arc::new(lock::PrimaryQueries::new(&data_dir, embedder))
         }
         Preload::WaitForIt => {
@@ -135,22 +135,18 @@ fn open_with(
         }
         Preload::No => embedder,
     };
-    if let Some(lock) = &primary {
-        let index = Arc::new(Index::open(index_settings, embedder)?);
-        answer_forwarded_syncs(&index, lock);
-        return Ok(Opened { index, primary });
-    }
-    // The primary may be creating the index right now: retry for a while.
+    // The primary may be creating the index right now: a reader or follower retries a while.
     let mut attempt = 0;
     loop {
-        match Index::open_reader(index_settings.clone(), embedder.clone()) {
+        match Index::open_as(&role, index_settings.clone(), embedder.clone()) {
             Ok(index) => {
-                return Ok(Opened {
-                    index: Arc::new(index),
-                    primary,
-                });
+                let index = Arc::new(index);
+                if let Some(local) = role.local() {
+                    answer_forwarded_syncs(&index, local);
+                }
+                return Ok(Opened { index, role });
             }
-            Err(e) if attempt < 20 => {
+            Err(e) if !role.is_primary() && attempt < 20 => {
                 tracing::info!("waiting for the primary to create the index: {e}");
                 attempt += 1;
                 std::thread::sleep(Duration::from_millis(500));
@@ -168,8 +164,8 @@ pub fn sync_dir(
 ) -> Result<(Arc<Index>, ragdown_index::SyncReport)> {
     let mut attempt = 0;
     let (index, report) = loop {
-        let Opened { index, primary } = open_index(settings, dir, OnModelError::Fail)?;
-        if primary.is_some() {
+        let Opened { index, role } = open_index(settings, dir, OnModelError::Fail)?;
+        if role.is_primary() {
             let report = sync_with_bar(&index)?;
             // The model loads on first use: indexing is when it must, so its failure fails
             // the command (a sync that needed no new vector never loads it).
@@ -184,9 +180,8 @@ pub fn sync_dir(
         }
         // Another process is the primary: it syncs, this process reports. If it exits while
         // answering, the lock is free: try again, as the primary this time.
-        let data_dir = index.settings().data_dir.clone();
         let answer =
-            lock::request_sync(&data_dir, Duration::from_secs(30 * 60)).unwrap_or_default();
+            lock::forward_sync(&index, None, Duration::from_secs(30 * 60)).unwrap_or_default();
         match serde_json::from_str::<ragdown_index::SyncReport>(&answer) {
             Ok(report) => {
                 index.refresh()?;
@@ -265,8 +260,8 @@ fn excerpt(text: &str, max: usize) -> String {
 
 pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags) -> Result<()> {
     // The model loads while the index opens and syncs.
-    let Opened { index, primary } = open_index_for_reading(settings, dir, Preload::WaitForIt)?;
-    if primary.is_some() {
+    let Opened { index, role } = open_index_for_reading(settings, dir, Preload::WaitForIt)?;
+    if role.is_primary() {
         sync_with_bar(&index)?;
     }
     let options = SearchOptions {
@@ -308,12 +303,8 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
 }
 
 pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
-    let Opened { index, primary } = open_index_for_reading(settings, dir, Preload::No)?;
-    let role = if primary.is_some() {
-        "primary"
-    } else {
-        "reader"
-    };
+    let Opened { index, role } = open_index_for_reading(settings, dir, Preload::No)?;
+    let role = role.name();
     let snap = index.snapshot();
     let embedder: &Arc<dyn ragdown_embed::Embedder> = index.embedder();
     // Where the records are, never with a password.
@@ -398,7 +389,7 @@ pub fn stdio(settings: &Settings) -> Result<()> {
         settings.server.clone(),
         Duration::from_secs(60),
     ));
-    let duties: SharedDuties = Arc::new(Mutex::new(None));
+    let duties: SharedDuties = Arc::default();
     {
         let (pending, duties, settings) = (pending.clone(), duties.clone(), settings.clone());
         std::thread::spawn(
@@ -409,7 +400,7 @@ pub fn stdio(settings: &Settings) -> Result<()> {
                 OnModelError::KeywordOnly,
                 Preload::AnswerMeanwhile,
             ) {
-                Ok(Opened { index, primary }) => {
+                Ok(Opened { index, role }) => {
                     let engine = Arc::new(ragdown_server::Engine::new(
                         folder_name(&index),
                         index,
@@ -417,7 +408,7 @@ pub fn stdio(settings: &Settings) -> Result<()> {
                     ));
                     primary::take_role(
                         &engine,
-                        primary,
+                        role,
                         &duties,
                         settings.watch,
                         settings.takeover_every,
@@ -439,7 +430,7 @@ pub fn stdio(settings: &Settings) -> Result<()> {
         .block_on(ragdown_server::mcp::serve_stdio(pending))
         .map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"));
     if let Ok(mut d) = duties.lock() {
-        d.take();
+        d.close();
     }
     served
 }

@@ -193,8 +193,8 @@ pub fn ingest(
 
 /// An engine over `dir`'s index, synced first when this process is its primary.
 fn engine_for(settings: &Settings, dir: &Path) -> Result<Arc<Engine>> {
-    let Opened { index, primary } = open_index(settings, dir, OnModelError::KeywordOnly)?;
-    if primary.is_some() {
+    let Opened { index, role } = open_index(settings, dir, OnModelError::KeywordOnly)?;
+    if role.is_primary() {
         crate::progress::sync_with_bar(&index)?;
     }
     Ok(Arc::new(Engine::new(

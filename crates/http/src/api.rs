@@ -298,6 +298,18 @@ struct FolderShape {
     created_by: Option<String>,
 }
 
+/// What this process is to an index: `primary` (writes it), `follower` (shared records
+/// another server writes) or `reader` (another process on this host writes it).
+fn role_of(index: &ragdown_index::Index) -> &'static str {
+    if index.is_writable() {
+        "primary"
+    } else if index.is_follower() {
+        "follower"
+    } else {
+        "reader"
+    }
+}
+
 fn folder_shape(folder: &Folder) -> FolderShape {
     let config = folder.config();
     let snap = folder.engine.index.snapshot();
@@ -309,11 +321,7 @@ fn folder_shape(folder: &Folder) -> FolderShape {
         mcp_path: format!("/mcp/{}", url_segment(&folder.name)),
         files: snap.document_count(),
         chunks: snap.chunk_count(),
-        role: if folder.is_primary() {
-            "primary"
-        } else {
-            "reader"
-        },
+        role: role_of(&folder.engine.index),
         records: folder.engine.index.records_backend(),
         created_by: config.created_by.clone(),
     }
@@ -388,11 +396,16 @@ async fn status(State(state): State<AppState>) -> Response {
             search: list
                 .first()
                 .map(|f| documents::search_kind(f.engine.index.embedder().as_ref())),
-            role: if list.iter().all(|f| f.is_primary()) {
-                "primary"
-            } else {
-                "reader"
-            },
+            // The server's part for all its folders: primary only when it writes every one.
+            role: list
+                .iter()
+                .map(|f| role_of(&f.engine.index))
+                .max_by_key(|role| match *role {
+                    "reader" => 2,
+                    "follower" => 1,
+                    _ => 0,
+                })
+                .unwrap_or("primary"),
             records: list.first().map(|f| f.engine.index.records_backend()),
         };
         for f in &list {

@@ -63,7 +63,7 @@ impl Folder {
     /// even while a request still holds this folder.
     pub fn close(&self) {
         if let Ok(mut d) = self.duties.lock() {
-            d.take();
+            d.close();
         }
     }
 }
@@ -202,22 +202,16 @@ impl Folders {
             max_file_bytes: self.max_file_bytes,
             records: records_of_folder(self.database.as_ref(), name),
         };
-        let lock = lock::try_become_primary(&data_dir).map_err(|e| {
+        let role = lock::claim(&index_settings).map_err(|e| {
             ToolError::internal(format!("taking the primary lock of folder {name}: {e}"))
         })?;
-        let index = match &lock {
-            Some(_) => Index::open(index_settings, open_with.embedder.clone())?,
-            None => Index::open_reader(index_settings, open_with.embedder.clone())?,
-        };
+        let index = Index::open_as(&role, index_settings, open_with.embedder.clone())?;
         let mut engine = Engine::shared(name.to_string(), Arc::new(index), self.settings.clone());
         engine.folder_config = Some(dir.clone());
         engine.query_log = Some(self.query_log.clone());
         let engine = Arc::new(engine);
-        let duties: SharedDuties = Arc::new(Mutex::new(None));
-        if let Some(lock) = &lock {
-            primary::answer_forwarded_syncs(&engine.index, lock);
-        }
-        primary::take_role(&engine, lock, &duties, open_with.watch, self.takeover_every);
+        let duties: SharedDuties = Arc::default();
+        primary::take_role(&engine, role, &duties, open_with.watch, self.takeover_every);
         tracing::info!("folder {name} opened");
         Ok(Arc::new(Folder {
             name: name.to_string(),

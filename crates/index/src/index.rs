@@ -30,6 +30,11 @@ pub struct Index {
     pub(crate) rebuilt_because: Option<String>,
     /// Whether this process writes the index (the primary) or only reads it.
     pub(crate) writable: AtomicBool,
+    /// Whether this process follows records another server writes, keeping its own BM25
+    /// index (see [`Index::open_follower`]).
+    pub(crate) follower: AtomicBool,
+    /// Set while a refresh cannot reach the database (logged once, not per search).
+    pub(crate) database_unreachable: AtomicBool,
     /// The records' generation the snapshot of a reader was loaded at.
     pub(crate) loaded_generation: AtomicU64,
     /// Which engine keeps the records (`sqlite`, `postgres`).
@@ -133,11 +138,57 @@ impl Index {
         Ok(index)
     }
 
+    /// Opens the index as `role` has it: the primary writes (fenced at its database epoch),
+    /// a follower follows shared records, a reader reads.
+    pub fn open_as(
+        role: &crate::lock::Role,
+        settings: IndexSettings,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self> {
+        use crate::lock::Role;
+        match role {
+            Role::Primary { database, .. } => {
+                let index = Self::open(settings, embedder)?;
+                if let Some(database) = database {
+                    index.fence(database.epoch())?;
+                }
+                Ok(index)
+            }
+            Role::Follower { .. } => Self::open_follower(settings, embedder),
+            Role::Reader => Self::open_reader(settings, embedder),
+        }
+    }
+
     /// Opens the index as a reader: never rebuilds or writes, sees the primary's commits
     /// through [`Index::refresh`], and fails when the records do not match this embedder.
     pub fn open_reader(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        let store = Self::open_matching_records(&settings, embedder.as_ref())?;
+        let bm25 =
+            bm25::Bm25::open_reader(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
+        Self::assemble(settings, embedder, store, bm25, None, false)
+    }
+
+    /// Opens the index as a follower of records another server writes (a shared database):
+    /// the records are only read, but this data dir's BM25 index is its own, caught up from
+    /// the journal at open and by every [`Index::refresh`]. Fails like a reader when the
+    /// records do not match this embedder (the primary rebuilds, never a follower).
+    pub fn open_follower(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        let store = Self::open_matching_records(&settings, embedder.as_ref())?;
+        let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
+        let index = Self::assemble(settings, embedder, store, bm25, None, false)?;
+        index.follower.store(true, Ordering::Relaxed);
+        index.catch_up_bm25()?;
+        Ok(index)
+    }
+
+    /// The records, when they were built with this embedder and layout; else the error that
+    /// sends the caller to the primary.
+    fn open_matching_records(
+        settings: &IndexSettings,
+        embedder: &dyn Embedder,
+    ) -> Result<Box<dyn store::RecordStore>> {
         let mut store = store::open(&settings.records, &settings.data_dir)?;
-        for (key, want) in expected_meta(embedder.as_ref()) {
+        for (key, want) in expected_meta(embedder) {
             let have = store.meta(key)?;
             if have.as_deref() != Some(want.as_str()) {
                 return Err(IndexError::NeedsPrimary(format!(
@@ -146,9 +197,7 @@ impl Index {
                 )));
             }
         }
-        let bm25 =
-            bm25::Bm25::open_reader(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
-        Self::assemble(settings, embedder, store, bm25, None, false)
+        Ok(store)
     }
 
     /// Builds the index around opened records and BM25, loading the snapshot from the records.
@@ -177,6 +226,8 @@ impl Index {
             embedded_pieces: AtomicU64::new(0),
             rebuilt_because,
             writable: AtomicBool::new(writable),
+            follower: AtomicBool::new(false),
+            database_unreachable: AtomicBool::new(false),
             loaded_generation: AtomicU64::new(generation),
         })
     }
@@ -197,6 +248,133 @@ impl Index {
         if self.is_writable() {
             return Ok(false);
         }
+        let refreshed = if self.is_follower() {
+            self.follow()
+        } else {
+            self.reload()
+        };
+        match refreshed {
+            // Records in a database that went away: searches go on answering from memory,
+            // and the next refresh after its return catches up.
+            Err(e @ (IndexError::Postgres(_) | IndexError::Database { .. })) => {
+                if !self.database_unreachable.swap(true, Ordering::Relaxed) {
+                    tracing::warn!("answering from memory: the records cannot be read ({e})");
+                }
+                Ok(false)
+            }
+            other => {
+                if other.is_ok() && self.database_unreachable.swap(false, Ordering::Relaxed) {
+                    tracing::info!("the records can be read again");
+                }
+                other
+            }
+        }
+    }
+
+    /// Whether this process follows records another server writes (a shared database).
+    pub fn is_follower(&self) -> bool {
+        self.follower.load(Ordering::Relaxed)
+    }
+
+    /// Fences this process's writes at the primary epoch it took (see `database_lock`).
+    pub fn fence(&self, epoch: u64) -> Result<()> {
+        self.store()?.fence(epoch);
+        Ok(())
+    }
+
+    /// A primary that lost its database lock becomes a follower again: it stops writing the
+    /// records and keeps its BM25 index following them.
+    pub fn demote(&self) {
+        self.writable.store(false, Ordering::Relaxed);
+        self.follower.store(true, Ordering::Relaxed);
+    }
+
+    /// A reader on this data dir whose primary process is gone, with the records in a
+    /// database another server writes: it takes this data dir's BM25 index and follows.
+    pub fn become_follower(&self) -> Result<()> {
+        self.bm25.promote()?;
+        self.follower.store(true, Ordering::Relaxed);
+        self.follow()?;
+        Ok(())
+    }
+
+    /// A follower catches up: the documents the journal names since its BM25 commit are read
+    /// again into a new snapshot and into its BM25 index (all of them when the journal no
+    /// longer reaches back that far).
+    fn follow(&self) -> Result<bool> {
+        let _one_at_a_time = self.sync_lock.lock().map_err(|_| IndexError::Poisoned)?;
+        let mut store = self.store()?;
+        let generation = store.generation()?;
+        let committed = self
+            .bm25
+            .committed()
+            .filter(|(version, _)| *version == BM25_VERSION)
+            .map(|(_, at)| at);
+        if committed == Some(generation) {
+            return Ok(false);
+        }
+        let changed = match committed {
+            Some(at) if at < generation => store.journal_since(at)?,
+            _ => None,
+        };
+        let Some(changed) = changed else {
+            let snapshot =
+                Snapshot::load(self.embedder.dim(), store.documents()?, store.chunks(None)?);
+            drop(store);
+            self.publish(Arc::new(snapshot));
+            self.bm25.clear()?;
+            let snap = self.snapshot();
+            for doc in snap.documents() {
+                self.add_bm25_document(&snap, doc)?;
+            }
+            self.bm25.commit(generation)?;
+            self.loaded_generation.store(generation, Ordering::Relaxed);
+            return Ok(true);
+        };
+        // Read after the generation: a document newer than it is read now and again at the
+        // next refresh (harmless), never missed.
+        let changed: std::collections::HashSet<String> = changed.into_iter().collect();
+        let documents: Vec<_> = store
+            .documents()?
+            .into_iter()
+            .filter(|d| changed.contains(&d.path))
+            .collect();
+        let mut chunks = Vec::with_capacity(documents.len());
+        for doc in &documents {
+            chunks.push(store.chunks(Some(doc.id))?);
+        }
+        drop(store);
+        let mut working = (*self.snapshot()).clone();
+        for path in &changed {
+            working.remove_document(path);
+            self.bm25.remove_path(path)?;
+        }
+        for (doc, doc_chunks) in documents.into_iter().zip(chunks) {
+            self.add_bm25(
+                &doc,
+                doc_chunks.iter().map(|c| {
+                    (
+                        c.record.id,
+                        c.record.breadcrumb.as_str(),
+                        c.record.text.as_str(),
+                    )
+                }),
+            )?;
+            working.put_document(doc);
+            for c in doc_chunks {
+                working.push_chunk(c);
+            }
+        }
+        working.compact();
+        working.refresh_superseded();
+        self.bm25.commit(generation)?;
+        self.publish(Arc::new(working));
+        self.loaded_generation.store(generation, Ordering::Relaxed);
+        Ok(true)
+    }
+
+    /// A reader reloads everything the primary committed since the last look.
+    fn reload(&self) -> Result<bool> {
         let mut store = self.store()?;
         let generation = store.generation()?;
         if generation == self.loaded_generation.load(Ordering::Relaxed) {
@@ -218,6 +396,7 @@ impl Index {
         self.refresh()?;
         self.bm25.promote()?;
         self.writable.store(true, Ordering::Relaxed);
+        self.follower.store(false, Ordering::Relaxed);
         self.catch_up_bm25()
     }
 
@@ -350,7 +529,10 @@ impl Index {
             }
         }
         self.bm25.commit(generation)?;
-        store.prune_journal(generation)?;
+        // Only the writer prunes: a follower's records are another server's.
+        if self.is_writable() {
+            store.prune_journal(generation)?;
+        }
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 
 mod bm25;
 pub mod data_dir;
+pub mod database_lock;
 mod index;
 pub mod lock;
 mod resolve;
@@ -41,6 +42,9 @@ pub enum IndexError {
     /// The records' schema cannot be used by this version (the message says what to do).
     #[error("{0}")]
     Schema(String),
+    /// Coordination between servers sharing records: who is primary, forwarded syncs.
+    #[error("{0}")]
+    Primary(String),
     #[error("BM25 index: {0}")]
     Bm25(#[from] tantivy::TantivyError),
     #[error("embedding failed: {0}")]

@@ -2,7 +2,9 @@
 //! for its whole life (the kernel drops it when the process dies, even on `kill -9`, so a dead
 //! primary never blocks a takeover) and listens on `<data dir>/primary.sock`, where readers
 //! forward sync requests and ask for query vectors (so a one-shot reader never loads the
-//! model: [`PrimaryQueries`]). Everyone else is a reader of the same records.
+//! model: [`PrimaryQueries`]). Everyone else is a reader of the same records. With the records
+//! in a shared database the data dir's holder is primary only when it also holds the
+//! folder's lock there (`database_lock`); else it follows ([`Role`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -14,15 +16,26 @@ use std::time::Duration;
 
 use ragdown_embed::{Embedder, TextKind};
 
+use crate::database_lock::DatabaseLock;
+use crate::store::RecordsLocation;
+use crate::{Index, IndexError, IndexSettings, Result};
+
 /// Held by the primary for as long as it lives.
 pub struct PrimaryLock {
     _lock: File,
     pub listener: UnixListener,
     socket: PathBuf,
     stopped: Arc<AtomicBool>,
+    answering: AtomicBool,
 }
 
 impl PrimaryLock {
+    /// True the first time only: whoever gets it answers the socket's requests (one
+    /// answerer per lock, however many places hand the lock on).
+    pub fn start_answering(&self) -> bool {
+        !self.answering.swap(true, Ordering::SeqCst)
+    }
+
     /// Set when the lock is dropped: [`serve_requests`] then returns.
     pub fn stopped(&self) -> Arc<AtomicBool> {
         self.stopped.clone()
@@ -70,7 +83,94 @@ pub fn try_become_primary(data_dir: &Path) -> std::io::Result<Option<PrimaryLock
         listener,
         socket,
         stopped: Arc::new(AtomicBool::new(false)),
+        answering: AtomicBool::new(false),
     }))
+}
+
+/// What a process is to one index, decided when it opens it (see [`claim`]).
+pub enum Role {
+    /// Writes the records: holds the data dir's lock and, when the records are in a shared
+    /// database, that database's primary lock for the folder.
+    Primary {
+        local: PrimaryLock,
+        /// Boxed: a database session is large beside the other roles.
+        database: Option<Box<DatabaseLock>>,
+    },
+    /// Holds the data dir's lock while another server writes the shared records: keeps this
+    /// data dir's BM25 index and its snapshot following them.
+    Follower { local: PrimaryLock },
+    /// Another process on this host holds the data dir's lock; this one reads what it writes.
+    Reader,
+}
+
+impl Role {
+    pub fn is_primary(&self) -> bool {
+        matches!(self, Self::Primary { .. })
+    }
+
+    /// The data dir's lock, held by a primary and a follower.
+    pub fn local(&self) -> Option<&PrimaryLock> {
+        match self {
+            Self::Primary { local, .. } | Self::Follower { local } => Some(local),
+            Self::Reader => None,
+        }
+    }
+
+    /// `primary`, `follower` or `reader`, as status reports show it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Primary { .. } => "primary",
+            Self::Follower { .. } => "follower",
+            Self::Reader => "reader",
+        }
+    }
+}
+
+/// Takes what locks are free for the index of `settings`: the data dir's, then — with the
+/// records in a database — the folder's primary lock there.
+pub fn claim(settings: &IndexSettings) -> Result<Role> {
+    let io = |source| IndexError::Io {
+        path: settings.data_dir.clone(),
+        source,
+    };
+    let Some(local) = try_become_primary(&settings.data_dir).map_err(io)? else {
+        return Ok(Role::Reader);
+    };
+    Ok(match &settings.records {
+        RecordsLocation::DataDir => Role::Primary {
+            local,
+            database: None,
+        },
+        RecordsLocation::Postgres { url, schema } => match DatabaseLock::try_take(url, schema)? {
+            Some(database) => Role::Primary {
+                local,
+                database: Some(Box::new(database)),
+            },
+            None => Role::Follower { local },
+        },
+    })
+}
+
+/// Asks whoever writes `index`'s records to sync (`paths`, or the whole folder) and returns
+/// its one-line JSON answer: the primary process on this host through its socket, or — for a
+/// follower of shared records — the primary server through the database.
+pub fn forward_sync(index: &Index, paths: Option<&[String]>, timeout: Duration) -> Result<String> {
+    if index.is_follower()
+        && let RecordsLocation::Postgres { url, schema } = &index.settings().records
+    {
+        return crate::database_lock::request_sync(url, schema, paths, timeout);
+    }
+    let data_dir = &index.settings().data_dir;
+    match paths {
+        None => request_sync(data_dir, timeout),
+        Some(paths) => request_sync_paths(data_dir, paths, timeout),
+    }
+    .map_err(|e| {
+        IndexError::Primary(format!(
+            "the primary ragdown process could not be reached ({e}); it may be restarting: \
+             try again in a few seconds"
+        ))
+    })
 }
 
 /// Asks the primary to sync; returns its one-line JSON answer.

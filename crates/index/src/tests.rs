@@ -710,3 +710,84 @@ fn a_write_is_indexed_at_once_while_a_long_sync_runs() {
         assert_snapshot_matches_records(&index);
     });
 }
+
+/// Servers sharing records in PostgreSQL: one holds the folder's primary lock and writes;
+/// another, with a data dir of its own, follows — its snapshot and its own BM25 index caught
+/// up from the journal (adds, edits, deletes) — takes over when the lock is free, and the
+/// old primary's writes are refused once it has.
+#[test]
+fn a_follower_on_shared_records_catches_up_takes_over_and_fences_the_old_primary() {
+    use crate::database_lock::DatabaseLock;
+    let Some(url) = store::test_db::url() else {
+        return;
+    };
+    let f = Fixture::on_postgres(url.clone());
+    let schema = f.schema.as_ref().unwrap().name.clone();
+    let first_lock = DatabaseLock::try_take(&url, &schema)
+        .unwrap()
+        .expect("the first server is primary");
+    assert!(
+        DatabaseLock::try_take(&url, &schema).unwrap().is_none(),
+        "one primary per folder"
+    );
+    f.write("a.md", "# A\n\nalpha words");
+    let primary = f.open();
+    primary.fence(first_lock.epoch()).unwrap();
+    primary.sync().unwrap();
+
+    let other_data = tempfile::tempdir().unwrap();
+    let follower_settings = IndexSettings {
+        data_dir: other_data.path().to_path_buf(),
+        ..f.settings(65536)
+    };
+    let follower =
+        Index::open_follower(follower_settings, Arc::new(HashEmbedder::new(64))).unwrap();
+    assert!(follower.is_follower() && !follower.is_writable());
+    assert_eq!(follower.snapshot().document_count(), 1);
+    assert_eq!(
+        all_bm25(&follower, "alpha").len(),
+        1,
+        "its own BM25, built at open"
+    );
+    assert!(!follower.refresh().unwrap(), "nothing changed yet");
+
+    f.write("b.md", "# B\n\nbeta words");
+    f.write("a.md", "# A\n\nomega words");
+    primary.sync().unwrap();
+    assert!(follower.refresh().unwrap());
+    assert_eq!(follower.snapshot().document_count(), 2);
+    assert_eq!(all_bm25(&follower, "beta").len(), 1);
+    assert_eq!(all_bm25(&follower, "omega").len(), 1, "the edit followed");
+    assert!(all_bm25(&follower, "alpha").is_empty(), "the old text went");
+    assert_snapshot_matches_records(&follower);
+    std::fs::remove_file(f.docs.path().join("b.md")).unwrap();
+    primary.sync().unwrap();
+    assert!(follower.refresh().unwrap());
+    assert_eq!(follower.snapshot().document_count(), 1);
+    assert!(
+        all_bm25(&follower, "beta").is_empty(),
+        "the delete followed"
+    );
+
+    // The primary's session ends (its process died): the follower takes over.
+    drop(first_lock);
+    let second_lock = DatabaseLock::try_take(&url, &schema)
+        .unwrap()
+        .expect("the lock is free once its session ends");
+    follower.promote().unwrap();
+    follower.fence(second_lock.epoch()).unwrap();
+    f.write("c.md", "# C\n\ngamma words");
+    assert_eq!(follower.sync().unwrap().added, 1);
+    assert_eq!(all_bm25(&follower, "gamma").len(), 1);
+
+    // The old primary did not notice: its next write is refused, not mixed in.
+    f.write("d.md", "# D\n\ndelta words");
+    let err = primary.sync().expect_err("a fenced write fails");
+    assert!(
+        err.to_string()
+            .contains("another server became the primary"),
+        "{err}"
+    );
+    assert!(follower.sync().is_ok());
+    assert_snapshot_matches_records(&follower);
+}

@@ -177,16 +177,7 @@ impl Engine {
     /// A reader asks the primary to sync (the whole folder, or `paths`) and reloads what it
     /// committed.
     fn forward_sync(&self, paths: Option<&[String]>) -> Result<SyncReport, ToolError> {
-        let data_dir = &self.index.settings().data_dir;
-        let asked = match paths {
-            None => ragdown_index::lock::request_sync(data_dir, SYNC_REQUEST_TIMEOUT),
-            Some(p) => ragdown_index::lock::request_sync_paths(data_dir, p, SYNC_REQUEST_TIMEOUT),
-        };
-        let answer = asked.map_err(|e| {
-            ToolError::internal(format!(
-                "the primary ragdown process could not be reached ({e}); it may be restarting: try again in a few seconds"
-            ))
-        })?;
+        let answer = ragdown_index::lock::forward_sync(&self.index, paths, SYNC_REQUEST_TIMEOUT)?;
         let report: SyncReport = serde_json::from_str(&answer)
             .map_err(|_| ToolError::internal(format!("the primary could not sync: {answer}")))?;
         self.index.refresh()?;

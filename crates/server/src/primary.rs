@@ -1,7 +1,10 @@
 //! What a process owes an index it is the primary of, for `stdio` and for each folder `serve`
 //! opens: answering readers' forwarded syncs from the moment the lock is taken, and following
 //! the folder (first sync, watcher, polling) on the follower's thread. A reader keeps trying to
-//! take over, and takes these duties on when the primary is gone (even killed).
+//! take over, and takes these duties on when the primary is gone (even killed). With the
+//! records in a shared database (`RAGDOWN_DATABASE_URL`) the data dir's holder is primary only
+//! while it holds the folder's lock there; else it follows the server that does, forwards its
+//! writes' syncs to it, and takes over when that server dies.
 //!
 //! Transport-free: it never answers a tool; it keeps the index following the files.
 
@@ -9,53 +12,90 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ragdown_index::Index;
-use ragdown_index::lock::{self, PrimaryLock};
+use ragdown_index::database_lock::DatabaseLock;
+use ragdown_index::lock::{self, PrimaryLock, Role};
 
 use crate::Engine;
 
-/// A primary answers readers' sync requests for as long as it runs (a `ragdown stdio` reader
-/// writing a document while `ragdown index` holds the index waits for this, not a timeout).
+/// The one-line answer to a forwarded request: the primary runs it; a follower (shared
+/// records, another server writes them) passes it on to that server and catches up.
+fn answer(index: &Index, request: lock::Request) -> String {
+    let outcome = match request {
+        lock::Request::Sync if !index.is_writable() => forwarded(index, None),
+        lock::Request::SyncPaths(paths) if !index.is_writable() => forwarded(index, Some(&paths)),
+        lock::Request::Sync => index.sync(),
+        lock::Request::SyncPaths(paths) => index.sync_paths(&paths),
+        // A reader's one-shot query, embedded by the model loaded here. Never for this very
+        // process: a reader that took over still asks through its old socket.
+        lock::Request::EmbedQuery { pid, text } => {
+            if pid == std::process::id() {
+                return "asked by the primary itself".into();
+            }
+            return match index.embedder().embed_query(&text) {
+                Ok(vector) => serde_json::to_string(&vector).unwrap_or_default(),
+                Err(e) => e.to_string(),
+            };
+        }
+    };
+    match outcome {
+        Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// How long a forwarded sync may take: a whole-folder sync on a busy primary.
+const FORWARDED_SYNC_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// A follower's sync, run by the primary server, then picked up here.
+fn forwarded(
+    index: &Index,
+    paths: Option<&[String]>,
+) -> ragdown_index::Result<ragdown_index::SyncReport> {
+    let answer = lock::forward_sync(index, paths, FORWARDED_SYNC_TIMEOUT)?;
+    let report = serde_json::from_str(&answer).map_err(|_| {
+        ragdown_index::IndexError::Primary(format!("the primary could not sync: {answer}"))
+    })?;
+    index.refresh()?;
+    Ok(report)
+}
+
+/// The holder of a data dir's lock answers the sync requests of readers on this host for as
+/// long as it holds it (a `ragdown stdio` reader writing a document while `ragdown index`
+/// holds the index waits for this, not a timeout).
 pub fn answer_forwarded_syncs(index: &Arc<Index>, lock: &PrimaryLock) {
+    if !lock.start_answering() {
+        return;
+    }
     let Ok(listener) = lock.listener.try_clone() else {
         return;
     };
     let index = index.clone();
     let stopped = lock.stopped();
     std::thread::spawn(move || {
-        lock::serve_requests(&listener, &stopped, move |request| {
-            let outcome = match request {
-                lock::Request::Sync => index.sync(),
-                lock::Request::SyncPaths(paths) => index.sync_paths(&paths),
-                // A reader's one-shot query, embedded by the model loaded here. Never for this
-                // very process: a reader that took over still asks through its old socket.
-                lock::Request::EmbedQuery { pid, text } => {
-                    if pid == std::process::id() {
-                        return "asked by the primary itself".into();
-                    }
-                    return match index.embedder().embed_query(&text) {
-                        Ok(vector) => serde_json::to_string(&vector).unwrap_or_default(),
-                        Err(e) => e.to_string(),
-                    };
-                }
-            };
-            match outcome {
-                Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
-                Err(e) => e.to_string(),
-            }
-        });
+        lock::serve_requests(&listener, &stopped, move |request| answer(&index, request));
     });
 }
 
-/// What the primary does besides answering tools: follow the folder. Dropping it stops the
-/// watcher and frees the lock.
+/// What the primary does besides answering tools: follow the folder, and with shared records
+/// answer the other servers' requests. Dropping it stops the watcher and frees the locks.
 pub struct PrimaryDuties {
     follower: ragdown_index::watch::Follower,
-    _lock: PrimaryLock,
+    local: PrimaryLock,
+    database: Option<DatabaseLock>,
 }
 
 impl PrimaryDuties {
-    pub fn start(engine: &Arc<Engine>, lock: PrimaryLock, watch: bool) -> Self {
+    pub fn start(
+        engine: &Arc<Engine>,
+        local: PrimaryLock,
+        mut database: Option<DatabaseLock>,
+        watch: bool,
+    ) -> Self {
         crate::documents::remove_leftover_temp_files(engine.folder_root());
+        if let Some(database) = &mut database {
+            let index = engine.index.clone();
+            database.serve_requests(move |request| answer(&index, request));
+        }
         // The first sync and every later one run on the follower's thread, so searches answer
         // from what is indexed meanwhile.
         let recorder = engine.clone();
@@ -69,7 +109,8 @@ impl PrimaryDuties {
         follower.nudge();
         Self {
             follower,
-            _lock: lock,
+            local,
+            database,
         }
     }
 
@@ -77,63 +118,207 @@ impl PrimaryDuties {
     pub fn nudge(&self) {
         self.follower.nudge();
     }
+
+    /// Whether the session holding the database's primary lock failed.
+    fn lost_database(&self) -> bool {
+        self.database
+            .as_ref()
+            .is_some_and(|d| d.lost().load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// Stops following the folder and lets the database lock go, keeping the data dir's.
+    fn step_down(self) -> PrimaryLock {
+        let Self {
+            follower,
+            local,
+            database,
+        } = self;
+        drop(follower);
+        drop(database);
+        local
+    }
 }
 
-/// The duties a process holds for one index: none while it is a reader.
-pub type SharedDuties = Arc<Mutex<Option<PrimaryDuties>>>;
+/// The duties a process holds for one index (none while it reads or follows), and whether
+/// the index was closed (its folder went): the takeover loops end then.
+#[derive(Default)]
+pub struct Duties {
+    pub primary: Option<PrimaryDuties>,
+    closed: bool,
+}
 
-/// A reader tries to take the primary's place every `every`: when the primary is gone (even
-/// killed), the next attempt gets its lock and this process starts indexing and watching.
-/// Stops when `duties` is dropped by everyone else (the folder was closed).
+impl Duties {
+    /// Drops the primary's duties (freeing its locks) and ends any takeover loop.
+    pub fn close(&mut self) {
+        self.primary = None;
+        self.closed = true;
+    }
+}
+
+pub type SharedDuties = Arc<Mutex<Duties>>;
+
+/// The duties of an index still open, or `None` when it was closed.
+fn open_duties(weak: &std::sync::Weak<Mutex<Duties>>) -> Option<SharedDuties> {
+    let duties = weak.upgrade()?;
+    let closed = duties.lock().map_or(true, |d| d.closed);
+    (!closed).then_some(duties)
+}
+
+/// A reader tries to take the primary's place every `every`: when the process holding the
+/// data dir is gone (even killed), the next attempt gets its lock and this process starts
+/// indexing and watching — or, with shared records another server writes, following them.
+/// Stops when `duties` is closed or dropped by everyone else (the folder was closed).
 pub fn watch_for_takeover(engine: Arc<Engine>, duties: SharedDuties, watch: bool, every: Duration) {
     let weak = Arc::downgrade(&duties);
     drop(duties);
     std::thread::spawn(move || {
         loop {
             std::thread::sleep(every);
-            let Some(duties) = weak.upgrade() else {
+            let Some(duties) = open_duties(&weak) else {
                 return;
             };
-            let data_dir = engine.index.settings().data_dir.clone();
-            match lock::try_become_primary(&data_dir) {
-                Ok(Some(lock)) => {
-                    if let Err(e) = engine.index.promote() {
-                        tracing::error!("taking over as primary failed: {e}");
-                        continue;
-                    }
-                    tracing::info!(
-                        "the primary is gone: this process now indexes {}",
-                        data_dir.display()
-                    );
-                    answer_forwarded_syncs(&engine.index, &lock);
-                    if let Ok(mut d) = duties.lock() {
-                        *d = Some(PrimaryDuties::start(&engine, lock, watch));
-                    }
-                    return;
+            let role = match lock::claim(engine.index.settings()) {
+                Ok(Role::Reader) => continue,
+                Ok(role) => role,
+                Err(e) => {
+                    tracing::warn!("checking for the primary failed: {e}");
+                    continue;
                 }
-                Ok(None) => {}
-                Err(e) => tracing::warn!("checking for the primary failed: {e}"),
+            };
+            let taken = match &role {
+                Role::Follower { .. } => engine.index.become_follower(),
+                _ => engine.index.promote(),
+            };
+            if let Err(e) = taken {
+                tracing::error!("taking over from the primary process failed: {e}");
+                continue;
+            }
+            tracing::info!(
+                "the primary process is gone: this one now keeps {}",
+                engine.index.settings().data_dir.display()
+            );
+            take_role(&engine, role, &duties, watch, every);
+            return;
+        }
+    });
+}
+
+/// With the records in a shared database, this process's part changes while it runs: a
+/// follower takes over when the primary server's lock is free (it died, even killed); a
+/// primary whose lock session failed steps down to follower. One thread per index looks
+/// every `every`, and catches a follower up with the records meanwhile.
+fn follow_database(
+    engine: Arc<Engine>,
+    duties: SharedDuties,
+    mut local: Option<PrimaryLock>,
+    watch: bool,
+    every: Duration,
+) {
+    let weak = Arc::downgrade(&duties);
+    drop(duties);
+    let ragdown_index::store::RecordsLocation::Postgres { url, schema } =
+        engine.index.settings().records.clone()
+    else {
+        return;
+    };
+    // Catching up is one query when nothing changed; trying the lock opens a connection.
+    let tick = every.min(Duration::from_secs(1));
+    std::thread::spawn(move || {
+        let mut last_try = std::time::Instant::now();
+        loop {
+            std::thread::sleep(tick);
+            let Some(duties) = open_duties(&weak) else {
+                return;
+            };
+            let Ok(mut held) = duties.lock() else {
+                return;
+            };
+            if held
+                .primary
+                .as_ref()
+                .is_some_and(PrimaryDuties::lost_database)
+            {
+                tracing::warn!("{}: stepping down to follower", engine.name);
+                engine.index.demote();
+                local = held.primary.take().map(PrimaryDuties::step_down);
+            }
+            if held.primary.is_some() {
+                continue;
+            }
+            drop(held);
+            if let Err(e) = engine.index.refresh() {
+                tracing::warn!("{}: following the records failed: {e}", engine.name);
+            }
+            if last_try.elapsed() < every {
+                continue;
+            }
+            last_try = std::time::Instant::now();
+            let database = match DatabaseLock::try_take(&url, &schema) {
+                Ok(Some(database)) => database,
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::debug!("{}: the primary lock could not be tried: {e}", engine.name);
+                    continue;
+                }
+            };
+            let promoted = engine
+                .index
+                .promote()
+                .and_then(|()| engine.index.fence(database.epoch()));
+            if let Err(e) = promoted {
+                tracing::error!("{}: taking over as primary failed: {e}", engine.name);
+                continue;
+            }
+            let Some(local) = local.take() else {
+                return;
+            };
+            tracing::info!(
+                "{}: the primary server is gone: this one now writes the records",
+                engine.name
+            );
+            if let Ok(mut held) = duties.lock() {
+                held.primary = Some(PrimaryDuties::start(&engine, local, Some(database), watch));
             }
         }
     });
 }
 
-/// Takes on the role this process has for `engine`'s index: with the lock, the primary's
-/// duties (the caller has already started answering forwarded syncs); without it, a reader
-/// watching for the chance to take over.
+/// Takes on the role this process has for `engine`'s index: the primary's duties, a
+/// follower's catching up, or a reader's watch for the chance to take over. The holder of the
+/// data dir's lock (primary or follower) answers this host's readers from now on.
 pub fn take_role(
     engine: &Arc<Engine>,
-    lock: Option<PrimaryLock>,
+    role: Role,
     duties: &SharedDuties,
     watch: bool,
     takeover_every: Duration,
 ) {
-    match lock {
-        Some(lock) => {
+    match role {
+        Role::Primary { local, database } => {
+            answer_forwarded_syncs(&engine.index, &local);
+            let shared = database.is_some();
             if let Ok(mut d) = duties.lock() {
-                *d = Some(PrimaryDuties::start(engine, lock, watch));
+                d.primary = Some(PrimaryDuties::start(
+                    engine,
+                    local,
+                    database.map(|d| *d),
+                    watch,
+                ));
+            }
+            if shared {
+                follow_database(engine.clone(), duties.clone(), None, watch, takeover_every);
             }
         }
-        None => watch_for_takeover(engine.clone(), duties.clone(), watch, takeover_every),
+        Role::Follower { local } => {
+            answer_forwarded_syncs(&engine.index, &local);
+            follow_database(
+                engine.clone(),
+                duties.clone(),
+                Some(local),
+                watch,
+                takeover_every,
+            );
+        }
+        Role::Reader => watch_for_takeover(engine.clone(), duties.clone(), watch, takeover_every),
     }
 }

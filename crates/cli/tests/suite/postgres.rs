@@ -54,12 +54,18 @@ impl Database {
 
 impl Drop for Database {
     fn drop(&mut self) {
-        if let Ok(mut client) = postgres::Client::connect(&self.url, postgres::NoTls) {
-            let _ = client.batch_execute(&format!(
-                "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
-                self.schema
-            ));
-        }
+        // On a thread of its own: the blocking client may not run on an async worker (a
+        // test that panics drops this there).
+        let (url, schema) = (self.url.clone(), self.schema.clone());
+        let _ = std::thread::spawn(move || {
+            if let Ok(mut client) = postgres::Client::connect(&url, postgres::NoTls) {
+                let _ =
+                    client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"));
+                let _ = client
+                    .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}_work\" CASCADE"));
+            }
+        })
+        .join();
     }
 }
 
@@ -347,6 +353,192 @@ async fn served_folders_keep_a_schema_each_that_follows_a_rename_and_goes_with_a
     tokio::task::block_in_place(|| {
         db.client()
             .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{house}\" CASCADE"))
+            .unwrap();
+        drop(db);
+    });
+}
+
+/// One served folder's base URL and token for the two-server test.
+struct Served {
+    child: std::process::Child,
+    base: String,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Served {
+    fn start(docs: &std::path::Path, data: &std::path::Path, db: &Database) -> Self {
+        let (child, base, log) = crate::harness::spawn_serve(
+            docs,
+            data,
+            "t0ken",
+            &[
+                ("RAGDOWN_DATABASE_URL", db.url.as_str()),
+                ("RAGDOWN_DATABASE_SCHEMA", db.schema.as_str()),
+                ("RAGDOWN_TAKEOVER_MS", "1000"),
+            ],
+        );
+        Self { child, base, log }
+    }
+
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> (reqwest::StatusCode, serde_json::Value) {
+        let mut req = reqwest::Client::new()
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth("t0ken");
+        if let Some(body) = body {
+            req = req
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let resp = req.send().await.unwrap();
+        let code = resp.status();
+        (code, resp.json().await.unwrap_or_default())
+    }
+
+    /// The folder `work` as `/api/folders` shows it.
+    async fn folder(&self) -> serde_json::Value {
+        let (_, folders) = self.call(reqwest::Method::GET, "/api/folders", None).await;
+        folders["folders"]
+            .as_array()
+            .and_then(|list| list.iter().find(|f| f["name"] == "work").cloned())
+            .unwrap_or_default()
+    }
+
+    /// Waits until the folder `work` satisfies `ok`, for at most `within`.
+    async fn wait_for(
+        &self,
+        what: &str,
+        within: Duration,
+        ok: impl Fn(&serde_json::Value) -> bool,
+    ) {
+        let deadline = Instant::now() + within;
+        loop {
+            let folder = self.folder().await;
+            if ok(&folder) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what} within {within:?}: {folder}\n{}",
+                self.log.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The path of the best hit `/api/search` finds for `q` in the folder `work`.
+    async fn found(&self, q: &str) -> String {
+        let (code, hits) = self
+            .call(
+                reqwest::Method::GET,
+                &format!("/api/search?folder=work&q={q}"),
+                None,
+            )
+            .await;
+        assert!(code.is_success(), "{hits}");
+        hits["hits"][0]["path"]
+            .as_str()
+            .unwrap_or("nothing found")
+            .to_string()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+use std::time::{Duration, Instant};
+
+/// Two `ragdown serve` processes with data dirs of their own, on one database and one docs
+/// dir, behave as one server: one primary writes, the other follows without embedding; a
+/// write through either is searchable through both at once; when the primary is killed the
+/// follower takes over within seconds and goes on writing.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_servers_on_one_database_are_one_knowledge_base() {
+    let Some(db) = Database::new("two") else {
+        return;
+    };
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(docs.path().join("work")).unwrap();
+    std::fs::write(
+        docs.path().join("work/backups.md"),
+        "# Backups\n\nRun pg_restore twice.\n",
+    )
+    .unwrap();
+    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Served::start(docs.path(), data_a.path(), &db);
+    a.wait_for(
+        "the first server indexes as primary",
+        Duration::from_secs(30),
+        |f| f["role"] == "primary" && f["files"] == 1,
+    )
+    .await;
+    let b = Served::start(docs.path(), data_b.path(), &db);
+    b.wait_for("the second server follows", Duration::from_secs(30), |f| {
+        f["role"] == "follower" && f["files"] == 1 && f["records"] == "postgres"
+    })
+    .await;
+    assert_eq!(a.found("pg_restore").await, "work/backups.md");
+    assert_eq!(
+        b.found("pg_restore").await,
+        "work/backups.md",
+        "its own BM25"
+    );
+
+    // A write through the follower: the primary indexes it, both find it at once.
+    let (code, made) = b
+        .call(
+            reqwest::Method::POST,
+            "/api/doc",
+            Some(serde_json::json!({"path": "work/tides.md", "text": "# Tides\n\nSpring tides at the full moon.\n"})),
+        )
+        .await;
+    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
+    assert_eq!(b.found("tides").await, "work/tides.md");
+    assert_eq!(a.found("tides").await, "work/tides.md");
+    // And through the primary: the follower finds it at its next search.
+    let (code, made) = a
+        .call(
+            reqwest::Method::POST,
+            "/api/doc",
+            Some(serde_json::json!({"path": "work/comets.md", "text": "# Comets\n\nHalley returns in 2061.\n"})),
+        )
+        .await;
+    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
+    assert_eq!(b.found("halley").await, "work/comets.md");
+
+    // kill -9 of the primary: its session ends, the follower takes over.
+    let mut a = a;
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    let killed = Instant::now();
+    b.wait_for("the follower takes over", Duration::from_secs(10), |f| {
+        f["role"] == "primary"
+    })
+    .await;
+    eprintln!("takeover after kill -9: {:?}", killed.elapsed());
+    let (code, made) = b
+        .call(
+            reqwest::Method::POST,
+            "/api/doc",
+            Some(serde_json::json!({"path": "work/orbits.md", "text": "# Orbits\n\nKepler wrote three laws.\n"})),
+        )
+        .await;
+    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
+    assert_eq!(b.found("kepler").await, "work/orbits.md");
+    tokio::task::block_in_place(|| {
+        db.client()
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS \"{}_work\" CASCADE",
+                db.schema
+            ))
             .unwrap();
         drop(db);
     });

@@ -15,6 +15,7 @@ mod sqlite;
 use std::collections::HashMap;
 use std::path::Path;
 
+pub(crate) use postgres::bump_counter;
 pub use postgres::{PostgresStore, folder_schema, redact_url};
 
 /// Moves the records of a folder renamed from `from` to `to`: a data dir's move with the
@@ -127,6 +128,11 @@ impl SharedDatabase {
 pub trait RecordStore: Send {
     /// Which engine: `sqlite` or `postgres`.
     fn backend(&self) -> &'static str;
+
+    /// Fences this store's writes at the primary epoch `epoch` (records shared by servers):
+    /// a write is refused once another server has taken over. No-op where one process owns
+    /// the records.
+    fn fence(&mut self, _epoch: u64) {}
 
     fn meta(&mut self, key: &str) -> Result<Option<String>>;
 

@@ -20,7 +20,8 @@ use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
 
 /// The schema's migrations, oldest first; the schema's version is how many have run. A
 /// migration is never edited once released: a change of shape is a new entry.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE documents(
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -60,7 +61,17 @@ CREATE TABLE pieces(
 CREATE INDEX pieces_vector ON pieces(vector_key);
 CREATE TABLE vectors(key BYTEA PRIMARY KEY, vector BYTEA NOT NULL);
 CREATE TABLE journal(generation BIGINT PRIMARY KEY, path TEXT NOT NULL);
-"];
+",
+    "
+CREATE TABLE requests(
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    paths TEXT,
+    taken BOOLEAN NOT NULL DEFAULT false,
+    answer TEXT,
+    asked_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+",
+];
 
 /// Journal entries kept behind the newest generation when it is pruned: every server keeps its
 /// own BM25 index caught up from the journal, so pruning to one server's commit would make
@@ -73,7 +84,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// One folder's records in its schema of a PostgreSQL database.
 pub struct PostgresStore {
     client: Client,
+    url: String,
     schema: String,
+    /// The primary's epoch its writes are fenced at (see `database_lock`): a write is refused
+    /// once another server has become the primary. `None` writes unfenced (the CLI alone, tests).
+    epoch: Option<i64>,
 }
 
 impl PostgresStore {
@@ -85,10 +100,33 @@ impl PostgresStore {
         let client = connect(url)?;
         let mut store = Self {
             client,
+            url: url.to_string(),
             schema: schema.to_string(),
+            epoch: None,
         };
         store.migrate()?;
         Ok(store)
+    }
+
+    /// The connection, its search path on this schema, for coordination's own statements.
+    pub fn into_client(self) -> Client {
+        self.client
+    }
+
+    /// The connection, opened again when the database went away and came back: searches
+    /// answer from memory meanwhile, and the next statement after its return succeeds.
+    fn client(&mut self) -> Result<&mut Client> {
+        if self.client.is_closed() {
+            let mut client = connect(&self.url)?;
+            client.batch_execute(&format!("SET search_path TO \"{}\"", self.schema))?;
+            tracing::info!(
+                "reconnected to PostgreSQL at {} (schema {})",
+                redact_url(&self.url),
+                self.schema
+            );
+            self.client = client;
+        }
+        Ok(&mut self.client)
     }
 
     /// The schema this store's records are in.
@@ -138,7 +176,7 @@ impl PostgresStore {
         // Streamed: the cache is the bulk of the records, so it is never held twice.
         {
             let mut rows = self
-                .client
+                .client()?
                 .query_raw("SELECT key, vector FROM vectors", no_params())?;
             while let Some(row) = rows.next()? {
                 if let Some(key) = super::key_of(row.try_get::<_, &[u8]>(0)?) {
@@ -147,7 +185,7 @@ impl PostgresStore {
             }
         }
         let chunks = self
-            .client
+            .client()?
             .query(
                 "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
                         vector_key
@@ -158,7 +196,7 @@ impl PostgresStore {
             .map(|r| Ok((chunk_record(r)?, r.try_get::<_, Vec<u8>>(8)?)))
             .collect::<Result<Vec<_>>>()?;
         let pieces = self
-            .client
+            .client()?
             .query(
                 "SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord",
                 &[],
@@ -171,7 +209,7 @@ impl PostgresStore {
 
     fn document_chunks(&mut self, document_id: i64) -> Result<Vec<StoredChunk>> {
         let mut chunks = self
-            .client
+            .client()?
             .query(
                 "SELECT c.id, c.document_id, c.ord, c.line_start, c.line_end, c.heading,
                         c.breadcrumb, c.text, v.vector
@@ -190,7 +228,7 @@ impl PostgresStore {
             })
             .collect::<Result<Vec<_>>>()?;
         let pieces = self
-            .client
+            .client()?
             .query(
                 "SELECT p.chunk_id, v.vector
                      FROM pieces p JOIN chunks c ON c.id = p.chunk_id
@@ -217,20 +255,24 @@ impl RecordStore for PostgresStore {
         "postgres"
     }
 
+    fn fence(&mut self, epoch: u64) {
+        self.epoch = Some(epoch as i64);
+    }
+
     fn meta(&mut self, key: &str) -> Result<Option<String>> {
         Ok(self
-            .client
+            .client()?
             .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?
             .map(|r| r.get(0)))
     }
 
     fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
-        set_meta(&mut self.client, key, value)
+        set_meta(self.client()?, key, value)
     }
 
     fn clear(&mut self, keep_vectors: bool) -> Result<()> {
         let vectors = if keep_vectors { "" } else { ", vectors" };
-        let mut tx = self.client.transaction()?;
+        let mut tx = self.client()?.transaction()?;
         tx.batch_execute(&format!(
             "TRUNCATE pieces, chunks, documents, journal{vectors};
              DELETE FROM meta WHERE key = 'journal_floor';"
@@ -240,7 +282,7 @@ impl RecordStore for PostgresStore {
     }
 
     fn documents(&mut self) -> Result<Vec<DocumentRecord>> {
-        self.client
+        self.client()?
             .query(
                 "SELECT id, path, size, mtime_ns, hash, title, tags, aliases, description,
                         supersedes, created_by, session, links, total_lines
@@ -280,7 +322,7 @@ impl RecordStore for PostgresStore {
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
         let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
         let mut out = HashMap::new();
-        for row in self.client.query(
+        for row in self.client()?.query(
             "SELECT key, vector FROM vectors WHERE key = ANY($1)",
             &[&keys],
         )? {
@@ -293,7 +335,10 @@ impl RecordStore for PostgresStore {
 
     fn vectors(&mut self) -> Result<Vec<([u8; 32], Vec<f32>)>> {
         let mut out = Vec::new();
-        for row in self.client.query("SELECT key, vector FROM vectors", &[])? {
+        for row in self
+            .client()?
+            .query("SELECT key, vector FROM vectors", &[])?
+        {
             if let Some(key) = super::key_of(row.try_get::<_, &[u8]>(0)?) {
                 out.push((key, blob_to_vector(row.try_get::<_, &[u8]>(1)?)));
             }
@@ -306,7 +351,7 @@ impl RecordStore for PostgresStore {
         let blobs: Vec<Vec<u8>> = entries.iter().map(|(_, v)| vector_to_blob(v)).collect();
         // One statement for the batch; a key another server cached meanwhile keeps its vector
         // (the same text under the same embedder: the same vector).
-        self.client.execute(
+        self.client()?.execute(
             "INSERT INTO vectors(key, vector) SELECT * FROM unnest($1::bytea[], $2::bytea[])
                  ON CONFLICT (key) DO NOTHING",
             &[&keys, &blobs],
@@ -319,8 +364,9 @@ impl RecordStore for PostgresStore {
         doc: &DocumentRecord,
         chunks: &[NewChunk<'_>],
     ) -> Result<(i64, Vec<i64>, u64)> {
-        let mut tx = self.client.transaction()?;
-        let generation = next_generation(&mut tx, &doc.path)?;
+        let epoch = self.epoch;
+        let mut tx = self.client()?.transaction()?;
+        let generation = next_generation(&mut tx, &doc.path, epoch)?;
         let id: i64 = tx
             .query_one(
                 "INSERT INTO documents(path, size, mtime_ns, hash, title, tags, aliases,
@@ -386,7 +432,7 @@ impl RecordStore for PostgresStore {
     }
 
     fn touch_document(&mut self, id: i64, size: u64, mtime_ns: i64) -> Result<()> {
-        self.client.execute(
+        self.client()?.execute(
             "UPDATE documents SET size = $2, mtime_ns = $3 WHERE id = $1",
             &[&id, &(size as i64), &mtime_ns],
         )?;
@@ -394,8 +440,9 @@ impl RecordStore for PostgresStore {
     }
 
     fn remove_document(&mut self, path: &str) -> Result<u64> {
-        let mut tx = self.client.transaction()?;
-        let generation = next_generation(&mut tx, path)?;
+        let epoch = self.epoch;
+        let mut tx = self.client()?.transaction()?;
+        let generation = next_generation(&mut tx, path, epoch)?;
         tx.execute("DELETE FROM documents WHERE path = $1", &[&path])?;
         tx.commit()?;
         Ok(generation)
@@ -409,7 +456,7 @@ impl RecordStore for PostgresStore {
         if since < floor {
             return Ok(None);
         }
-        let rows = self.client.query(
+        let rows = self.client()?.query(
             "SELECT DISTINCT path FROM journal WHERE generation > $1 ORDER BY path",
             &[&(since as i64)],
         )?;
@@ -425,7 +472,7 @@ impl RecordStore for PostgresStore {
         let Some(floor) = upto.checked_sub(JOURNAL_KEEP).filter(|f| *f > 0) else {
             return Ok(());
         };
-        let mut tx = self.client.transaction()?;
+        let mut tx = self.client()?.transaction()?;
         tx.execute(
             "DELETE FROM journal WHERE generation <= $1",
             &[&(floor as i64)],
@@ -436,7 +483,7 @@ impl RecordStore for PostgresStore {
     }
 
     fn collect_unused_vectors(&mut self) -> Result<usize> {
-        let dropped = self.client.execute(
+        let dropped = self.client()?.execute(
             "DELETE FROM vectors v WHERE NOT EXISTS
                      (SELECT 1 FROM chunks c WHERE c.vector_key = v.key)
                  AND NOT EXISTS (SELECT 1 FROM pieces p WHERE p.vector_key = v.key)",
@@ -447,7 +494,7 @@ impl RecordStore for PostgresStore {
 
     fn document_id(&mut self, path: &str) -> Result<Option<i64>> {
         Ok(self
-            .client
+            .client()?
             .query_opt("SELECT id FROM documents WHERE path = $1", &[&path])?
             .map(|r| r.get(0)))
     }
@@ -526,20 +573,44 @@ fn set_meta(client: &mut impl postgres::GenericClient, key: &str, value: &str) -
 /// Bumps the generation and journals `path` under it, inside the caller's transaction. The
 /// update locks the generation row, so concurrent writers (several servers) take generations
 /// in commit order.
-fn next_generation(tx: &mut Transaction<'_>, path: &str) -> Result<u64> {
-    let next: i64 = tx
-        .query_one(
-            "INSERT INTO meta(key, value) VALUES ('generation', '1')
-                 ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text
-                 RETURNING value::bigint",
-            &[],
-        )?
-        .try_get(0)?;
+fn next_generation(tx: &mut Transaction<'_>, path: &str, epoch: Option<i64>) -> Result<u64> {
+    if let Some(mine) = epoch {
+        // Shares the epoch row with other writers; a new primary's bump waits for this write
+        // to commit, and every write after it sees the new epoch.
+        let current: Option<i64> = tx
+            .query_opt(
+                "SELECT value::bigint FROM meta WHERE key = 'epoch' FOR SHARE",
+                &[],
+            )?
+            .map(|r| r.try_get(0))
+            .transpose()?;
+        if current != Some(mine) {
+            return Err(IndexError::Primary(format!(
+                "another server became the primary of these records (epoch {}, this one \
+                 wrote at {mine}): this server no longer writes them",
+                current.unwrap_or(0)
+            )));
+        }
+    }
+    let next = bump_counter(tx, "generation")?;
     tx.execute(
         "INSERT INTO journal(generation, path) VALUES ($1, $2)",
         &[&next, &path],
     )?;
     Ok(next as u64)
+}
+
+/// Adds one to the meta counter `key` (1 when absent) inside the caller's transaction and
+/// returns it; the row stays locked until the transaction ends.
+pub(crate) fn bump_counter(tx: &mut Transaction<'_>, key: &str) -> Result<i64> {
+    Ok(tx
+        .query_one(
+            "INSERT INTO meta(key, value) VALUES ($1, '1')
+                 ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text
+                 RETURNING value::bigint",
+            &[&key],
+        )?
+        .try_get(0)?)
 }
 
 /// Schema names are spliced into SQL (identifiers cannot be bound), so only plain ones pass.

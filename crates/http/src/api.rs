@@ -294,6 +294,9 @@ struct FolderShape {
     role: &'static str,
     /// Where its records are kept: `sqlite` or `postgres`.
     records: &'static str,
+    /// Record generations this server's view is behind the writer's (0 for the primary;
+    /// absent when the records cannot be read right now).
+    behind: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     created_by: Option<String>,
 }
@@ -323,6 +326,7 @@ fn folder_shape(folder: &Folder) -> FolderShape {
         chunks: snap.chunk_count(),
         role: role_of(&folder.engine.index),
         records: folder.engine.index.records_backend(),
+        behind: folder.engine.index.generations_behind().ok(),
         created_by: config.created_by.clone(),
     }
 }
@@ -359,6 +363,9 @@ struct IndexSummary {
     role: &'static str,
     /// Where the records are kept: `sqlite` (each server's data dir) or `postgres` (shared).
     records: Option<&'static str>,
+    /// The most record generations any folder's view is behind its writer (see
+    /// `/api/folders` for each); absent when some records cannot be read right now.
+    behind: Option<u64>,
 }
 
 async fn status(State(state): State<AppState>) -> Response {
@@ -379,9 +386,17 @@ async fn status(State(state): State<AppState>) -> Response {
         index: None,
     };
     if let Ok(folders) = state.folders() {
-        let list = blocking(move || Ok(folders.list()))
-            .await
-            .unwrap_or_default();
+        // Reading how far behind each folder is asks its records: off the async workers.
+        let (list, behind) = blocking(move || {
+            let list = folders.list();
+            let behind = list
+                .iter()
+                .map(|f| f.engine.index.generations_behind().ok())
+                .try_fold(0, |most, lag| Some(most.max(lag?)));
+            Ok((list, behind))
+        })
+        .await
+        .unwrap_or_default();
         let mut index = IndexSummary {
             folders: list.len(),
             files: 0,
@@ -407,6 +422,7 @@ async fn status(State(state): State<AppState>) -> Response {
                 })
                 .unwrap_or("primary"),
             records: list.first().map(|f| f.engine.index.records_backend()),
+            behind,
         };
         for f in &list {
             let snap = f.engine.index.snapshot();

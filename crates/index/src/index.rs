@@ -271,6 +271,16 @@ impl Index {
         }
     }
 
+    /// How many generations of the records this process's view is behind: a follower's or a
+    /// reader's lag (0 for the writer), as status reports show it.
+    pub fn generations_behind(&self) -> Result<u64> {
+        if self.is_writable() {
+            return Ok(0);
+        }
+        let now = self.store()?.generation()?;
+        Ok(now.saturating_sub(self.loaded_generation.load(Ordering::Relaxed)))
+    }
+
     /// Whether this process follows records another server writes (a shared database).
     pub fn is_follower(&self) -> bool {
         self.follower.load(Ordering::Relaxed)

@@ -485,6 +485,11 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
         f["role"] == "follower" && f["files"] == 1 && f["records"] == "postgres"
     })
     .await;
+    assert_eq!(b.folder().await["behind"], 0, "caught up");
+    let (_, status) = b.call(reqwest::Method::GET, "/api/status", None).await;
+    assert_eq!(status["role"], "follower", "{status}");
+    assert_eq!(status["records"], "postgres", "{status}");
+    assert_eq!(status["behind"], 0, "{status}");
     assert_eq!(a.found("pg_restore").await, "work/backups.md");
     assert_eq!(
         b.found("pg_restore").await,

@@ -262,6 +262,12 @@ impl Index {
                 }
                 Ok(false)
             }
+            Err(e @ IndexError::NeedsPrimary(_)) if self.is_follower() => {
+                if !self.database_unreachable.swap(true, Ordering::Relaxed) {
+                    tracing::warn!("answering from memory: {e}");
+                }
+                Ok(false)
+            }
             other => {
                 if other.is_ok() && self.database_unreachable.swap(false, Ordering::Relaxed) {
                     tracing::info!("the records can be read again");
@@ -322,6 +328,17 @@ impl Index {
             .map(|(_, at)| at);
         if committed == Some(generation) {
             return Ok(false);
+        }
+        // The primary rebuilt the records for another embedder or layout: following them would
+        // mix vectors of two models. Answer from memory until this server is reopened with it.
+        for (key, want) in expected_meta(self.embedder.as_ref()) {
+            let have = store.meta(key)?;
+            if have.as_deref() != Some(want.as_str()) {
+                return Err(IndexError::NeedsPrimary(format!(
+                    "the records' {key} is now {} but this server uses {want}",
+                    have.as_deref().unwrap_or("unset")
+                )));
+            }
         }
         let changed = match committed {
             Some(at) if at < generation => store.journal_since(at)?,

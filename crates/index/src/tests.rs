@@ -904,3 +904,36 @@ fn a_follower_answers_from_memory_while_the_database_is_gone_then_catches_up() {
     assert_eq!(follower.snapshot().document_count(), 2);
     assert_eq!(all_bm25(&follower, "beta").len(), 1);
 }
+
+/// The primary rebuilt the shared records for another embedder: a follower still on the old
+/// one keeps answering from what it holds instead of mixing two models' vectors.
+#[test]
+fn a_follower_never_follows_records_rebuilt_for_another_embedder() {
+    let Some(url) = store::test_db::url() else {
+        return;
+    };
+    let f = Fixture::on_postgres(url);
+    f.write("a.md", "# A\n\nalpha words");
+    f.open_with(64).sync().unwrap();
+    let other_data = tempfile::tempdir().unwrap();
+    let follower = Index::open_follower(
+        IndexSettings {
+            data_dir: other_data.path().to_path_buf(),
+            ..f.settings(65536)
+        },
+        Arc::new(HashEmbedder::new(64)),
+    )
+    .unwrap();
+    assert_eq!(all_bm25(&follower, "alpha").len(), 1);
+    f.write("b.md", "# B\n\nbeta words");
+    f.open_with(32).sync().unwrap();
+    assert!(!follower.refresh().unwrap(), "nothing followed");
+    assert_eq!(follower.snapshot().document_count(), 1);
+    assert_eq!(follower.snapshot().dim, 64);
+    assert!(all_bm25(&follower, "beta").is_empty());
+    assert_eq!(
+        all_bm25(&follower, "alpha").len(),
+        1,
+        "memory still answers"
+    );
+}

@@ -23,7 +23,7 @@ use ragdown_server::format::full_hash;
 use ragdown_server::{Engine, ToolError, documents, paths};
 use serde_json::{Map, Value, json};
 
-use crate::folders::{Folder, Folders, OpenWith};
+use crate::folders::{Folder, Folders};
 use crate::server_settings::{self, ServerPatch, SettingsShape};
 use crate::{ApiError, ApiResult, AppState, auth, mcp_routes};
 
@@ -447,7 +447,9 @@ async fn patch_settings(State(state): State<AppState>, body: Bytes) -> ApiResult
     let _one_at_a_time = state.settings_change.lock().await;
     let st = state.clone();
     blocking(move || {
-        if !folders.is_primary() {
+        // Servers sharing records in a database share this file too (it is in the docs dir):
+        // whichever saves it, every one follows it within a second.
+        if !folders.is_primary() && st.config.database.is_none() {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
                 "this process does not own the index (another ragdown is its primary): change the settings there",
@@ -455,42 +457,10 @@ async fn patch_settings(State(state): State<AppState>, body: Bytes) -> ApiResult
         }
         let saved = st.saved.patched(changes);
         let next = st.env_tunables().with_saved(&saved);
-        let before = st.tunables();
         // A new embedder is loaded before anything changes: one that cannot load changes nothing.
-        let embedder = if next.embedder != before.embedder {
-            let settings = st.embedder_settings(&next.embedder);
-            Some(
-                ragdown_embed::load(&settings, &ragdown_embed::download::Silent)
-                    // A preset's model loads on first use: load it now, so that a model that
-                    // cannot run is refused here rather than after the switch.
-                    .and_then(|e| e.embed_query("ragdown").map(|_| e))
-                    .map_err(|e| {
-                        ApiError::bad_request(format!(
-                            "the embedder {} cannot be loaded: {e}",
-                            next.embedder
-                        ))
-                    })?,
-            )
-        } else {
-            None
-        };
+        let embedder = st.load_embedder_of(&next).map_err(ApiError::bad_request)?;
         st.saved.write(&saved)?;
-        {
-            let mut shared = st.settings.write().map_err(|_| {
-                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "settings lock poisoned")
-            })?;
-            next.apply_to(&mut shared);
-        }
-        if let Ok(mut t) = st.tunables.lock() {
-            *t = next.clone();
-        }
-        if embedder.is_some() || next.watch != before.watch {
-            let embedder = embedder.unwrap_or_else(|| folders.embedder());
-            folders.reopen_all(OpenWith {
-                embedder,
-                watch: next.watch,
-            })?;
-        }
+        st.put_in_effect(&next, embedder)?;
         let settings = SettingsShape {
             effective: next,
             saved,

@@ -209,6 +209,14 @@ impl SavedSettings {
         }
     }
 
+    /// What identifies the file's present contents without reading it (modified time and
+    /// length), `None` when there is none: a change of it means another server — all share
+    /// the docs dir — or a hand edit saved new values.
+    pub fn stamp(&self) -> Option<(std::time::SystemTime, u64)> {
+        let meta = std::fs::metadata(&self.path).ok()?;
+        Some((meta.modified().ok()?, meta.len()))
+    }
+
     /// The saved values after `changes`.
     pub fn patched(&self, changes: ServerPatch) -> ServerPatch {
         self.read().then(changes)

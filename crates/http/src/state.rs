@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use ragdown_embed::{Embedder, EmbedderSettings};
-use ragdown_server::{ServerSettings, SharedSettings};
+use ragdown_server::{ServerSettings, SharedSettings, ToolError};
 use tokio_util::sync::CancellationToken;
 
 use crate::{ApiError, ApiResult, Folders, OpenWith, auth, guard, root, server_settings};
@@ -96,6 +96,83 @@ impl AppState {
             shutdown: CancellationToken::new(),
             config,
         }))
+    }
+
+    /// The embedder `next` names, loaded, when it is not the one in effect; an error that
+    /// says why when it cannot load (nothing has changed then).
+    pub fn load_embedder_of(
+        &self,
+        next: &server_settings::Tunables,
+    ) -> Result<Option<Arc<dyn Embedder>>, String> {
+        if next.embedder == self.tunables().embedder {
+            return Ok(None);
+        }
+        let settings = self.embedder_settings(&next.embedder);
+        ragdown_embed::load(&settings, &ragdown_embed::download::Silent)
+            // A preset's model loads on first use: load it now, so that a model that cannot
+            // run is refused here rather than after the switch.
+            .and_then(|e| e.embed_query("ragdown").map(|_| e))
+            .map(Some)
+            .map_err(|e| format!("the embedder {} cannot be loaded: {e}", next.embedder))
+    }
+
+    /// Puts the tunables `next` in effect; with a new embedder (loaded by the caller) or a
+    /// change of watching, every folder is reopened with them.
+    pub fn put_in_effect(
+        &self,
+        next: &server_settings::Tunables,
+        embedder: Option<Arc<dyn Embedder>>,
+    ) -> Result<(), ToolError> {
+        let before = self.tunables();
+        {
+            let mut shared = self
+                .settings
+                .write()
+                .map_err(|_| ToolError::internal("settings lock poisoned"))?;
+            next.apply_to(&mut shared);
+        }
+        if let Ok(mut t) = self.tunables.lock() {
+            *t = next.clone();
+        }
+        if (embedder.is_some() || next.watch != before.watch)
+            && let Ok(folders) = self.folders()
+        {
+            let embedder = embedder.unwrap_or_else(|| folders.embedder());
+            folders.reopen_all(OpenWith {
+                embedder,
+                watch: next.watch,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Follows `.ragdown-server.json` when it changed since `seen` (another server saved it,
+    /// or a hand edit): its values are put in effect as a `PATCH /api/settings` would.
+    fn follow_saved_settings(&self, seen: &mut Option<(std::time::SystemTime, u64)>) {
+        let stamp = self.saved.stamp();
+        if stamp == *seen {
+            return;
+        }
+        *seen = stamp;
+        // After a PATCH of this server that is still putting the file it wrote in effect.
+        let _one_at_a_time = self.settings_change.blocking_lock();
+        let next = self.env_tunables().with_saved(&self.saved.read());
+        if next == self.tunables() {
+            return;
+        }
+        let embedder = match self.load_embedder_of(&next) {
+            Ok(embedder) => embedder,
+            Err(why) => {
+                tracing::error!(
+                    "the saved settings changed, but {why}: kept the settings in effect"
+                );
+                return;
+            }
+        };
+        match self.put_in_effect(&next, embedder) {
+            Ok(()) => tracing::info!("the saved settings changed: now in effect"),
+            Err(e) => tracing::error!("the saved settings changed, but could not apply: {e}"),
+        }
     }
 
     /// The environment's tunables.
@@ -191,9 +268,12 @@ impl AppState {
             .root
             .set(Arc::new(root::RootHost::new(folders.clone())));
         let _ = self.folders.set(folders.clone());
-        // Folders are found as they appear: a cheap directory listing every second.
+        // Folders are found as they appear, and the saved settings followed when another
+        // server or a hand edit changed them: a cheap listing and one stat every second.
         let weak = Arc::downgrade(&folders);
         let shutdown = self.shutdown.clone();
+        let state = Arc::downgrade(&self.0);
+        let mut seen = self.saved.stamp();
         std::thread::spawn(move || {
             while !shutdown.is_cancelled() {
                 std::thread::sleep(Duration::from_secs(1));
@@ -202,6 +282,10 @@ impl AppState {
                 };
                 if let Err(e) = folders.refresh() {
                     tracing::error!("{e}");
+                }
+                drop(folders);
+                if let Some(inner) = state.upgrade() {
+                    AppState(inner).follow_saved_settings(&mut seen);
                 }
             }
         });

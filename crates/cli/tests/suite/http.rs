@@ -1175,6 +1175,22 @@ async fn settings_apply_at_once_and_the_query_log_sums_up() {
     let (code, _) = patch(json!({"text_limit": null, "query_log": null, "hook": null})).await;
     assert_eq!(code, StatusCode::OK);
     assert!(!file.exists(), "nothing saved: the file is gone");
+
+    // A hand edit of the file (or another server sharing the docs dir) is followed without a
+    // restart.
+    std::fs::write(&file, r#"{"text_limit": 33}"#).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let (_, status) = s.call(Method::GET, "/api/status", None, false).await;
+        if status["settings"]["text_limit"] == 33 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edit was not followed: {status}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 #[test]

@@ -519,6 +519,26 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
     assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
     assert_eq!(b.found("halley").await, "work/comets.md");
 
+    // A settings change through the follower: saved in the shared docs dir, followed by the
+    // primary within a second or two.
+    let (code, patched) = b
+        .call(
+            reqwest::Method::PATCH,
+            "/api/settings",
+            Some(serde_json::json!({"max_per_document": 2})),
+        )
+        .await;
+    assert!(code.is_success(), "{patched}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, status) = a.call(reqwest::Method::GET, "/api/status", None).await;
+        if status["settings"]["max_per_document"] == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not followed: {status}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
     // kill -9 of the primary: its session ends, the follower takes over.
     let mut a = a;
     a.child.kill().unwrap();

@@ -129,7 +129,13 @@ impl Folders {
         open_with: OpenWith,
     ) -> Self {
         let data_dir = FoldersDataDir::new(data_dir);
-        let query_log = Arc::new(QueryLog::new(data_dir.query_log()));
+        let query_log = Arc::new(match &database {
+            Some(shared) => QueryLog::shared(ragdown_index::shared_log::SharedLog::new(
+                &shared.url,
+                &shared.prefix,
+            )),
+            None => QueryLog::new(data_dir.query_log()),
+        });
         Self {
             docs_dir,
             data_dir,

@@ -11,6 +11,7 @@ pub mod database_lock;
 mod index;
 pub mod lock;
 mod resolve;
+pub mod shared_log;
 pub mod snapshot;
 pub mod store;
 mod sync;

@@ -4,6 +4,9 @@
 //! `GET /api/query-log`: searches and their latency, gaps (the best hit under the minimum
 //! score), the hook's injection rate, and the documents read most.
 //!
+//! With the records shared in PostgreSQL the entries go to one table there instead
+//! (`ragdown_index::shared_log`), so every server's Usage sums up the team's searches.
+//!
 //! Recording never fails a tool: a log that cannot be written is reported once and skipped.
 
 use std::collections::{HashMap, HashSet};
@@ -23,6 +26,8 @@ pub struct QueryLog {
     max_bytes: u64,
     write: Mutex<()>,
     warned: AtomicBool,
+    /// With the records shared in PostgreSQL, the servers' one log there instead of the file.
+    shared: Option<ragdown_index::shared_log::SharedLog>,
 }
 
 /// The hits of a search as logged: where they are and how well they matched.
@@ -62,6 +67,15 @@ impl QueryLog {
             max_bytes,
             write: Mutex::new(()),
             warned: AtomicBool::new(false),
+            shared: None,
+        }
+    }
+
+    /// The log every server sharing a database keeps there (see `ragdown_index::shared_log`).
+    pub fn shared(log: ragdown_index::shared_log::SharedLog) -> Self {
+        Self {
+            shared: Some(log),
+            ..Self::new(PathBuf::new())
         }
     }
 
@@ -78,6 +92,14 @@ impl QueryLog {
                 .map_or(0, |d| d.as_millis() as u64);
             m.insert("ts".into(), json!(ms));
             m.insert("folder".into(), json!(folder));
+        }
+        if let Some(shared) = &self.shared {
+            if let Err(e) = shared.append(&entry.to_string())
+                && !self.warned.swap(true, Ordering::Relaxed)
+            {
+                tracing::warn!("the shared query log: {e}; entries are skipped");
+            }
+            return;
         }
         let Ok(_guard) = self.write.lock() else {
             return;
@@ -110,6 +132,9 @@ impl QueryLog {
 
     /// Empties the log (both files).
     pub fn clear(&self) -> std::io::Result<()> {
+        if let Some(shared) = &self.shared {
+            return shared.clear().map_err(std::io::Error::other);
+        }
         let _guard = self.write.lock();
         for path in [self.rotated(), self.path.clone()] {
             match std::fs::remove_file(&path) {
@@ -122,6 +147,18 @@ impl QueryLog {
 
     /// Every entry, oldest first.
     pub fn entries(&self) -> Vec<Value> {
+        if let Some(shared) = &self.shared {
+            return match shared.entries() {
+                Ok(lines) => lines
+                    .iter()
+                    .filter_map(|line| serde_json::from_str(line).ok())
+                    .collect(),
+                Err(e) => {
+                    tracing::warn!("the shared query log cannot be read: {e}");
+                    Vec::new()
+                }
+            };
+        }
         let mut out = Vec::new();
         for path in [self.rotated(), self.path.clone()] {
             let Ok(file) = std::fs::File::open(&path) else {

@@ -525,7 +525,7 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
         .call(
             reqwest::Method::PATCH,
             "/api/settings",
-            Some(serde_json::json!({"max_per_document": 2})),
+            Some(serde_json::json!({"max_per_document": 2, "query_log": true})),
         )
         .await;
     assert!(code.is_success(), "{patched}");
@@ -538,6 +538,12 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
         assert!(Instant::now() < deadline, "not followed: {status}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // One query log for both, in the database: Usage on either sums up the searches of all.
+    assert_eq!(a.found("halley").await, "work/comets.md");
+    assert_eq!(b.found("tides").await, "work/tides.md");
+    let (code, log) = a.call(reqwest::Method::GET, "/api/query-log", None).await;
+    assert!(code.is_success(), "{log}");
+    assert_eq!(log["searches"]["web"], 2, "{log}");
 
     // kill -9 of the primary: its session ends, the follower takes over.
     let mut a = a;

@@ -15,8 +15,8 @@ mod sqlite;
 use std::collections::HashMap;
 use std::path::Path;
 
-pub(crate) use postgres::bump_counter;
 pub use postgres::{PostgresStore, folder_schema, redact_url};
+pub(crate) use postgres::{bump_counter, connect_in};
 
 /// Moves the records of a folder renamed from `from` to `to`: a data dir's move with the
 /// folder's files (`data_dir::FoldersDataDir`), a database's schema here.

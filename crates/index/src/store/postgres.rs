@@ -526,6 +526,16 @@ pub fn drop_schema(url: &str, schema: &str) -> Result<()> {
     Ok(())
 }
 
+/// A connection whose statements read and write `schema`, created when absent.
+pub(crate) fn connect_in(url: &str, schema: &str) -> Result<Client> {
+    check_schema_name(schema)?;
+    let mut client = connect(url)?;
+    client.batch_execute(&format!(
+        "CREATE SCHEMA IF NOT EXISTS \"{schema}\"; SET search_path TO \"{schema}\""
+    ))?;
+    Ok(client)
+}
+
 /// A connection to `url`, or an error naming it without its password.
 fn connect(url: &str) -> Result<Client> {
     let mut config: postgres::Config = url.parse().map_err(|e| IndexError::Database {

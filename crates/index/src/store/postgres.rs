@@ -701,6 +701,43 @@ pub fn redact_url(url: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A schema left by an older ragdown (only the first migration run, records in it) is
+    /// brought up to date in place: its records stay, and what later migrations add works.
+    #[test]
+    fn an_older_schema_is_migrated_in_place_keeping_its_records() {
+        let Some(url) = super::super::test_db::url() else {
+            return;
+        };
+        let schema = super::super::test_db::TestSchema::new(url.clone());
+        let mut old = connect_in(&url, &schema.name).unwrap();
+        old.batch_execute(MIGRATIONS[0]).unwrap();
+        old.batch_execute(
+            "CREATE TABLE schema_version(version BIGINT NOT NULL);
+             INSERT INTO schema_version VALUES (1);
+             INSERT INTO documents(path, size, mtime_ns, hash, title, tags, aliases,
+                 supersedes, links, total_lines)
+             VALUES ('kept.md', 1, 0, 'h', 'Kept', '[]', '[]', '[]', '[]', 1);",
+        )
+        .unwrap();
+        drop(old);
+        let mut store = PostgresStore::open(&url, &schema.name).unwrap();
+        let documents = store.documents().unwrap();
+        assert_eq!(documents.len(), 1);
+        assert_eq!(documents[0].path, "kept.md");
+        let version: i64 = store
+            .client()
+            .unwrap()
+            .query_one("SELECT max(version) FROM schema_version", &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        drop(store);
+        let lock = crate::database_lock::DatabaseLock::try_take(&url, &schema.name)
+            .unwrap()
+            .expect("the requests table of the second migration is there");
+        assert_eq!(lock.epoch(), 1);
+    }
+
     #[test]
     fn passwords_never_show_in_a_redacted_url() {
         for (url, want) in [

@@ -823,7 +823,11 @@ impl CuttableDoor {
                         .unwrap();
                 kept.lock().unwrap().push(client.try_clone().unwrap());
                 let (mut c1, mut s1) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || std::io::copy(&mut c1, &mut s1));
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut c1, &mut s1);
+                    // The client side is gone: end the database session too.
+                    let _ = s1.shutdown(std::net::Shutdown::Both);
+                });
                 let (mut c2, mut s2) = (client, server);
                 std::thread::spawn(move || {
                     let _ = std::io::copy(&mut s2, &mut c2);

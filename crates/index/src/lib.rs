@@ -15,6 +15,8 @@ pub mod shared_log;
 pub mod snapshot;
 pub mod store;
 mod sync;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 pub mod walk;
 pub mod watch;
 

@@ -1,4 +1,4 @@
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ragdown_embed::TextKind;
 use ragdown_embed::hash::HashEmbedder;
@@ -792,73 +792,6 @@ fn a_follower_on_shared_records_catches_up_takes_over_and_fences_the_old_primary
     assert_snapshot_matches_records(&follower);
 }
 
-/// A TCP door to the test cluster's unix socket that can be shut: every connection through it
-/// is cut and new ones are refused until it opens again — the database going away and back.
-struct CuttableDoor {
-    port: u16,
-    open: Arc<std::sync::atomic::AtomicBool>,
-    streams: Arc<Mutex<Vec<std::net::TcpStream>>>,
-}
-
-impl CuttableDoor {
-    fn to(url: &str) -> Self {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let dir = url
-            .split_whitespace()
-            .find_map(|kv| kv.strip_prefix("host="))
-            .expect("the test URL names its socket directory")
-            .to_string();
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let open = Arc::new(AtomicBool::new(true));
-        let streams: Arc<Mutex<Vec<std::net::TcpStream>>> = Arc::default();
-        let (is_open, kept) = (open.clone(), streams.clone());
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                if !is_open.load(Ordering::SeqCst) {
-                    continue;
-                }
-                let server =
-                    std::os::unix::net::UnixStream::connect(format!("{dir}/.s.PGSQL.5432"))
-                        .unwrap();
-                kept.lock().unwrap().push(client.try_clone().unwrap());
-                let (mut c1, mut s1) = (client.try_clone().unwrap(), server.try_clone().unwrap());
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut c1, &mut s1);
-                    // The client side is gone: end the database session too.
-                    let _ = s1.shutdown(std::net::Shutdown::Both);
-                });
-                let (mut c2, mut s2) = (client, server);
-                std::thread::spawn(move || {
-                    let _ = std::io::copy(&mut s2, &mut c2);
-                    let _ = c2.shutdown(std::net::Shutdown::Both);
-                });
-            }
-        });
-        Self {
-            port,
-            open,
-            streams,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!(
-            "host=127.0.0.1 port={} user=ragdown dbname=postgres",
-            self.port
-        )
-    }
-
-    fn set_open(&self, open: bool) {
-        self.open.store(open, std::sync::atomic::Ordering::SeqCst);
-        if !open {
-            for s in self.streams.lock().unwrap().drain(..) {
-                let _ = s.shutdown(std::net::Shutdown::Both);
-            }
-        }
-    }
-}
-
 /// The database goes away under a follower: searches go on answering from its memory, and
 /// once the database is back the follower reconnects and catches up with what was written.
 #[test]
@@ -870,7 +803,7 @@ fn a_follower_answers_from_memory_while_the_database_is_gone_then_catches_up() {
     f.write("a.md", "# A\n\nalpha words");
     let primary = f.open();
     primary.sync().unwrap();
-    let door = CuttableDoor::to(&url);
+    let door = crate::test_support::CuttableDoor::to(&url);
     let other_data = tempfile::tempdir().unwrap();
     let schema = f.schema.as_ref().unwrap().name.clone();
     let follower = Index::open_follower(

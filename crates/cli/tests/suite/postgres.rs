@@ -367,12 +367,17 @@ struct Served {
 
 impl Served {
     fn start(docs: &std::path::Path, data: &std::path::Path, db: &Database) -> Self {
+        Self::start_at(docs, data, db, &db.url)
+    }
+
+    /// A server reaching the database at `url` (the test's own, or a door to it).
+    fn start_at(docs: &std::path::Path, data: &std::path::Path, db: &Database, url: &str) -> Self {
         let (child, base, log) = crate::harness::spawn_serve(
             docs,
             data,
             "t0ken",
             &[
-                ("RAGDOWN_DATABASE_URL", db.url.as_str()),
+                ("RAGDOWN_DATABASE_URL", url),
                 ("RAGDOWN_DATABASE_SCHEMA", db.schema.as_str()),
                 ("RAGDOWN_TAKEOVER_MS", "1000"),
             ],
@@ -573,4 +578,74 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
             .unwrap();
         drop(db);
     });
+}
+
+/// The primary is cut off from the database (every connection of its own fails) while the
+/// other server still reaches it: the other takes over and writes; the cut-off one steps down
+/// to follower, answers searches from memory meanwhile, and follows the new primary once the
+/// database is back.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_primary_cut_off_from_the_database_steps_down_and_follows_once_it_is_back() {
+    let Some(db) = Database::new("cut") else {
+        return;
+    };
+    let door = ragdown_index::test_support::CuttableDoor::to(&db.url);
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(docs.path().join("work")).unwrap();
+    std::fs::write(
+        docs.path().join("work/backups.md"),
+        "# Backups\n\nRun pg_restore twice.\n",
+    )
+    .unwrap();
+    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Served::start_at(docs.path(), data_a.path(), &db, &door.url());
+    a.wait_for(
+        "the first server indexes as primary",
+        Duration::from_secs(30),
+        |f| f["role"] == "primary" && f["files"] == 1,
+    )
+    .await;
+    let b = Served::start(docs.path(), data_b.path(), &db);
+    b.wait_for("the second server follows", Duration::from_secs(30), |f| {
+        f["role"] == "follower" && f["files"] == 1
+    })
+    .await;
+
+    door.set_open(false);
+    b.wait_for(
+        "the server that still reaches the database takes over",
+        Duration::from_secs(15),
+        |f| f["role"] == "primary",
+    )
+    .await;
+    a.wait_for(
+        "the cut-off primary steps down",
+        Duration::from_secs(15),
+        |f| f["role"] == "follower",
+    )
+    .await;
+    assert_eq!(
+        a.found("pg_restore").await,
+        "work/backups.md",
+        "memory answers"
+    );
+    let (code, made) = b
+        .call(
+            reqwest::Method::POST,
+            "/api/doc",
+            Some(serde_json::json!({"path": "work/tides.md", "text": "# Tides\n\nSpring tides at the full moon.\n"})),
+        )
+        .await;
+    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
+    assert_eq!(b.found("tides").await, "work/tides.md");
+
+    door.set_open(true);
+    a.wait_for(
+        "the old primary follows the new one",
+        Duration::from_secs(15),
+        |f| f["files"] == 2 && f["behind"] == 0,
+    )
+    .await;
+    assert_eq!(a.found("tides").await, "work/tides.md");
+    drop((a, b));
 }

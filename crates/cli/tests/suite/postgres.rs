@@ -404,6 +404,15 @@ impl Served {
         (code, resp.json().await.unwrap_or_default())
     }
 
+    /// Writes a new document through this server (`/api/doc`), answered once it is indexed.
+    async fn write(&self, path: &str, text: &str) {
+        let body = serde_json::json!({"path": path, "text": text});
+        let (code, made) = self
+            .call(reqwest::Method::POST, "/api/doc", Some(body))
+            .await;
+        assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
+    }
+
     /// The folder `work` as `/api/folders` shows it.
     async fn folder(&self) -> serde_json::Value {
         let (_, folders) = self.call(reqwest::Method::GET, "/api/folders", None).await;
@@ -461,6 +470,43 @@ impl Drop for Served {
 
 use std::time::{Duration, Instant};
 
+/// The docs dir of the two-server tests: the folder `work` with one runbook.
+struct TwoServers {
+    a: Served,
+    b: Served,
+    _dirs: [tempfile::TempDir; 3],
+}
+
+/// Starts the first server (reaching the database at `url_a`) and waits for it to index as
+/// primary, then the second (reaching it directly) and waits for it to follow.
+async fn two_servers(db: &Database, url_a: &str) -> TwoServers {
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(docs.path().join("work")).unwrap();
+    std::fs::write(
+        docs.path().join("work/backups.md"),
+        "# Backups\n\nRun pg_restore twice.\n",
+    )
+    .unwrap();
+    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = Served::start_at(docs.path(), data_a.path(), db, url_a);
+    a.wait_for(
+        "the first server indexes as primary",
+        Duration::from_secs(30),
+        |f| f["role"] == "primary" && f["files"] == 1,
+    )
+    .await;
+    let b = Served::start(docs.path(), data_b.path(), db);
+    b.wait_for("the second server follows", Duration::from_secs(30), |f| {
+        f["role"] == "follower" && f["files"] == 1 && f["records"] == "postgres"
+    })
+    .await;
+    TwoServers {
+        a,
+        b,
+        _dirs: [docs, data_a, data_b],
+    }
+}
+
 /// Two `ragdown serve` processes with data dirs of their own, on one database and one docs
 /// dir, behave as one server: one primary writes, the other follows without embedding; a
 /// write through either is searchable through both at once; when the primary is killed the
@@ -470,26 +516,7 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
     let Some(db) = Database::new("two") else {
         return;
     };
-    let docs = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(docs.path().join("work")).unwrap();
-    std::fs::write(
-        docs.path().join("work/backups.md"),
-        "# Backups\n\nRun pg_restore twice.\n",
-    )
-    .unwrap();
-    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Served::start(docs.path(), data_a.path(), &db);
-    a.wait_for(
-        "the first server indexes as primary",
-        Duration::from_secs(30),
-        |f| f["role"] == "primary" && f["files"] == 1,
-    )
-    .await;
-    let b = Served::start(docs.path(), data_b.path(), &db);
-    b.wait_for("the second server follows", Duration::from_secs(30), |f| {
-        f["role"] == "follower" && f["files"] == 1 && f["records"] == "postgres"
-    })
-    .await;
+    let TwoServers { a, b, _dirs } = two_servers(&db, &db.url).await;
     assert_eq!(b.folder().await["behind"], 0, "caught up");
     let (_, status) = b.call(reqwest::Method::GET, "/api/status", None).await;
     assert_eq!(status["role"], "follower", "{status}");
@@ -503,25 +530,16 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
     );
 
     // A write through the follower: the primary indexes it, both find it at once.
-    let (code, made) = b
-        .call(
-            reqwest::Method::POST,
-            "/api/doc",
-            Some(serde_json::json!({"path": "work/tides.md", "text": "# Tides\n\nSpring tides at the full moon.\n"})),
-        )
-        .await;
-    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
+    b.write(
+        "work/tides.md",
+        "# Tides\n\nSpring tides at the full moon.\n",
+    )
+    .await;
     assert_eq!(b.found("tides").await, "work/tides.md");
     assert_eq!(a.found("tides").await, "work/tides.md");
     // And through the primary: the follower finds it at its next search.
-    let (code, made) = a
-        .call(
-            reqwest::Method::POST,
-            "/api/doc",
-            Some(serde_json::json!({"path": "work/comets.md", "text": "# Comets\n\nHalley returns in 2061.\n"})),
-        )
+    a.write("work/comets.md", "# Comets\n\nHalley returns in 2061.\n")
         .await;
-    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
     assert_eq!(b.found("halley").await, "work/comets.md");
 
     // A settings change through the follower: saved in the shared docs dir, followed by the
@@ -560,14 +578,8 @@ async fn two_servers_on_one_database_are_one_knowledge_base() {
     })
     .await;
     eprintln!("takeover after kill -9: {:?}", killed.elapsed());
-    let (code, made) = b
-        .call(
-            reqwest::Method::POST,
-            "/api/doc",
-            Some(serde_json::json!({"path": "work/orbits.md", "text": "# Orbits\n\nKepler wrote three laws.\n"})),
-        )
+    b.write("work/orbits.md", "# Orbits\n\nKepler wrote three laws.\n")
         .await;
-    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
     assert_eq!(b.found("kepler").await, "work/orbits.md");
     tokio::task::block_in_place(|| {
         db.client()
@@ -590,26 +602,7 @@ async fn a_primary_cut_off_from_the_database_steps_down_and_follows_once_it_is_b
         return;
     };
     let door = ragdown_index::test_support::CuttableDoor::to(&db.url);
-    let docs = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(docs.path().join("work")).unwrap();
-    std::fs::write(
-        docs.path().join("work/backups.md"),
-        "# Backups\n\nRun pg_restore twice.\n",
-    )
-    .unwrap();
-    let (data_a, data_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = Served::start_at(docs.path(), data_a.path(), &db, &door.url());
-    a.wait_for(
-        "the first server indexes as primary",
-        Duration::from_secs(30),
-        |f| f["role"] == "primary" && f["files"] == 1,
-    )
-    .await;
-    let b = Served::start(docs.path(), data_b.path(), &db);
-    b.wait_for("the second server follows", Duration::from_secs(30), |f| {
-        f["role"] == "follower" && f["files"] == 1
-    })
-    .await;
+    let TwoServers { a, b, _dirs } = two_servers(&db, &door.url()).await;
 
     door.set_open(false);
     b.wait_for(
@@ -629,14 +622,11 @@ async fn a_primary_cut_off_from_the_database_steps_down_and_follows_once_it_is_b
         "work/backups.md",
         "memory answers"
     );
-    let (code, made) = b
-        .call(
-            reqwest::Method::POST,
-            "/api/doc",
-            Some(serde_json::json!({"path": "work/tides.md", "text": "# Tides\n\nSpring tides at the full moon.\n"})),
-        )
-        .await;
-    assert_eq!(code, reqwest::StatusCode::CREATED, "{made}");
+    b.write(
+        "work/tides.md",
+        "# Tides\n\nSpring tides at the full moon.\n",
+    )
+    .await;
     assert_eq!(b.found("tides").await, "work/tides.md");
 
     door.set_open(true);

@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 /// is cut and new ones are refused until it opens again — the database going away and back.
 pub struct CuttableDoor {
     port: u16,
+    /// The cluster's URL without its `host=` (the user, the database name).
+    rest: String,
     open: Arc<std::sync::atomic::AtomicBool>,
     streams: Arc<Mutex<Vec<std::net::TcpStream>>>,
 }
@@ -21,6 +23,11 @@ impl CuttableDoor {
             .find_map(|kv| kv.strip_prefix("host="))
             .expect("the test URL names its socket directory")
             .to_string();
+        let socket_port = url
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix("port="))
+            .unwrap_or("5432")
+            .to_string();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let open = Arc::new(AtomicBool::new(true));
@@ -31,9 +38,10 @@ impl CuttableDoor {
                 if !is_open.load(Ordering::SeqCst) {
                     continue;
                 }
-                let server =
-                    std::os::unix::net::UnixStream::connect(format!("{dir}/.s.PGSQL.5432"))
-                        .unwrap();
+                let server = std::os::unix::net::UnixStream::connect(format!(
+                    "{dir}/.s.PGSQL.{socket_port}"
+                ))
+                .unwrap();
                 kept.lock().unwrap().push(client.try_clone().unwrap());
                 let (mut c1, mut s1) = (client.try_clone().unwrap(), server.try_clone().unwrap());
                 std::thread::spawn(move || {
@@ -48,8 +56,14 @@ impl CuttableDoor {
                 });
             }
         });
+        let rest = url
+            .split_whitespace()
+            .filter(|kv| !kv.starts_with("host=") && !kv.starts_with("port="))
+            .collect::<Vec<_>>()
+            .join(" ");
         Self {
             port,
+            rest,
             open,
             streams,
         }
@@ -57,10 +71,7 @@ impl CuttableDoor {
 
     /// The URL that reaches the cluster through the door.
     pub fn url(&self) -> String {
-        format!(
-            "host=127.0.0.1 port={} user=ragdown dbname=postgres",
-            self.port
-        )
+        format!("host=127.0.0.1 port={} {}", self.port, self.rest)
     }
 
     /// Shuts the door (every connection through it cut, new ones refused) or opens it.

@@ -55,32 +55,7 @@ impl DatabaseLock {
     /// Takes the primary lock of the records in `schema` when no live server holds it:
     /// `Ok(None)` means another server is primary. The schema is created or migrated first.
     pub fn try_take(url: &str, schema: &str) -> Result<Option<Self>> {
-        let mut client = PostgresStore::open(url, schema)?.into_client();
-        let taken: bool = client
-            .query_one("SELECT pg_try_advisory_lock($1)", &[&lock_key(schema)])?
-            .try_get(0)?;
-        if !taken {
-            return Ok(None);
-        }
-        let mut tx = client.transaction()?;
-        let epoch = crate::store::bump_counter(&mut tx, "epoch")?;
-        // A dead primary's requests that it took but never answered are taken again.
-        tx.execute(
-            "UPDATE requests SET taken = false WHERE answer IS NULL",
-            &[],
-        )?;
-        tx.execute(
-            "DELETE FROM requests WHERE asked_at < now() - interval '1 hour'",
-            &[],
-        )?;
-        tx.commit()?;
-        Ok(Some(Self {
-            schema: schema.to_string(),
-            epoch: epoch as u64,
-            client: Some(client),
-            stopped: Arc::new(AtomicBool::new(false)),
-            lost: Arc::new(AtomicBool::new(false)),
-        }))
+        LockTrier::new(url, schema).try_take()
     }
 
     /// The epoch this primary writes at (see [`crate::Index::fence`]).
@@ -115,6 +90,71 @@ impl DatabaseLock {
                 );
             }
         });
+    }
+}
+
+/// Tries a folder's primary lock again and again (a follower waiting to take over) on one
+/// connection kept between tries, opened — and the schema migrated — only at the first try
+/// and after a failure.
+pub struct LockTrier {
+    url: String,
+    schema: String,
+    client: Option<Client>,
+}
+
+impl LockTrier {
+    pub fn new(url: &str, schema: &str) -> Self {
+        Self {
+            url: url.to_string(),
+            schema: schema.to_string(),
+            client: None,
+        }
+    }
+
+    /// The lock when no live server holds it (see [`DatabaseLock::try_take`]).
+    pub fn try_take(&mut self) -> Result<Option<DatabaseLock>> {
+        let result = self.try_take_once();
+        if result.is_err() {
+            // A connection that failed is opened afresh next time.
+            self.client = None;
+        }
+        result
+    }
+
+    fn try_take_once(&mut self) -> Result<Option<DatabaseLock>> {
+        let mut client = match self.client.take() {
+            Some(client) if !client.is_closed() => client,
+            _ => PostgresStore::open(&self.url, &self.schema)?.into_client(),
+        };
+        let taken: bool = client
+            .query_one(
+                "SELECT pg_try_advisory_lock($1)",
+                &[&lock_key(&self.schema)],
+            )?
+            .try_get(0)?;
+        if !taken {
+            self.client = Some(client);
+            return Ok(None);
+        }
+        let mut tx = client.transaction()?;
+        let epoch = crate::store::bump_counter(&mut tx, "epoch")?;
+        // A dead primary's requests that it took but never answered are taken again.
+        tx.execute(
+            "UPDATE requests SET taken = false WHERE answer IS NULL",
+            &[],
+        )?;
+        tx.execute(
+            "DELETE FROM requests WHERE asked_at < now() - interval '1 hour'",
+            &[],
+        )?;
+        tx.commit()?;
+        Ok(Some(DatabaseLock {
+            schema: self.schema.clone(),
+            epoch: epoch as u64,
+            client: Some(client),
+            stopped: Arc::new(AtomicBool::new(false)),
+            lost: Arc::new(AtomicBool::new(false)),
+        }))
     }
 }
 

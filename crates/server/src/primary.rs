@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ragdown_index::Index;
-use ragdown_index::database_lock::DatabaseLock;
+use ragdown_index::database_lock::{DatabaseLock, LockTrier};
 use ragdown_index::lock::{self, PrimaryLock, Role};
 
 use crate::Engine;
@@ -225,6 +225,7 @@ fn follow_database(
     let tick = every.min(Duration::from_secs(1));
     std::thread::spawn(move || {
         let mut last_try = std::time::Instant::now();
+        let mut trier = LockTrier::new(&url, &schema);
         loop {
             std::thread::sleep(tick);
             let Some(duties) = open_duties(&weak) else {
@@ -253,7 +254,7 @@ fn follow_database(
                 continue;
             }
             last_try = std::time::Instant::now();
-            let database = match DatabaseLock::try_take(&url, &schema) {
+            let database = match trier.try_take() {
                 Ok(Some(database)) => database,
                 Ok(None) => continue,
                 Err(e) => {

@@ -79,11 +79,11 @@ impl SharedLog {
     /// Every entry, oldest first.
     pub fn entries(&self) -> Result<Vec<String>> {
         self.with_client(|client| {
-            Ok(client
+            client
                 .query("SELECT entry FROM query_log ORDER BY id", &[])?
                 .iter()
-                .map(|r| r.get(0))
-                .collect())
+                .map(|r| r.try_get(0).map_err(crate::IndexError::from))
+                .collect()
         })
     }
 

@@ -263,7 +263,8 @@ impl RecordStore for PostgresStore {
         Ok(self
             .client()?
             .query_opt("SELECT value FROM meta WHERE key = $1", &[&key])?
-            .map(|r| r.get(0)))
+            .map(|r| r.try_get(0))
+            .transpose()?)
     }
 
     fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
@@ -496,7 +497,8 @@ impl RecordStore for PostgresStore {
         Ok(self
             .client()?
             .query_opt("SELECT id FROM documents WHERE path = $1", &[&path])?
-            .map(|r| r.get(0)))
+            .map(|r| r.try_get(0))
+            .transpose()?)
     }
 }
 

@@ -179,6 +179,15 @@ pub trait RecordStore: Send {
     /// Deletes a document and its chunks in one transaction. Returns the generation.
     fn remove_document(&mut self, path: &str) -> Result<u64>;
 
+    /// The generation the journal was last pruned to (0 when never): entries at or under it
+    /// are gone.
+    fn journal_floor(&mut self) -> Result<u64> {
+        Ok(self
+            .meta("journal_floor")?
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0))
+    }
+
     /// Paths changed after generation `since`, in path order (for catching BM25 up); `None`
     /// when entries after `since` were already pruned, so the caller must rebuild instead.
     fn journal_since(&mut self, since: u64) -> Result<Option<Vec<String>>>;

@@ -450,11 +450,7 @@ impl RecordStore for PostgresStore {
     }
 
     fn journal_since(&mut self, since: u64) -> Result<Option<Vec<String>>> {
-        let floor = self
-            .meta("journal_floor")?
-            .and_then(|f| f.parse::<u64>().ok())
-            .unwrap_or(0);
-        if since < floor {
+        if since < self.journal_floor()? {
             return Ok(None);
         }
         let rows = self.client()?.query(

@@ -180,19 +180,14 @@ pub fn sync_dir(
         }
         // Another process is the primary: it syncs, this process reports. If it exits while
         // answering, the lock is free: try again, as the primary this time.
-        let answer =
-            lock::forward_sync(&index, None, Duration::from_secs(30 * 60)).unwrap_or_default();
-        match serde_json::from_str::<ragdown_index::SyncReport>(&answer) {
-            Ok(report) => {
-                index.refresh()?;
-                break (index, report);
-            }
+        match lock::forward_sync_report(&index, None, ragdown_server::SYNC_REQUEST_TIMEOUT) {
+            Ok(report) => break (index, report),
             Err(_) if attempt < 5 => {
                 attempt += 1;
                 drop(index);
                 std::thread::sleep(Duration::from_millis(200));
             }
-            Err(_) => anyhow::bail!("the primary could not sync: {answer}"),
+            Err(e) => return Err(e.into()),
         }
     };
     Ok((index, report))

@@ -173,6 +173,20 @@ pub fn forward_sync(index: &Index, paths: Option<&[String]>, timeout: Duration) 
     })
 }
 
+/// [`forward_sync`], its answer read as the primary's report, then this index caught up with
+/// what the primary committed.
+pub fn forward_sync_report(
+    index: &Index,
+    paths: Option<&[String]>,
+    timeout: Duration,
+) -> Result<crate::SyncReport> {
+    let answer = forward_sync(index, paths, timeout)?;
+    let report = serde_json::from_str(&answer)
+        .map_err(|_| IndexError::Primary(format!("the primary could not sync: {answer}")))?;
+    index.refresh()?;
+    Ok(report)
+}
+
 /// Asks the primary to sync; returns its one-line JSON answer.
 pub fn request_sync(data_dir: &Path, timeout: Duration) -> std::io::Result<String> {
     ask(data_dir, "sync\n", timeout)

@@ -177,10 +177,8 @@ impl Engine {
     /// A reader asks the primary to sync (the whole folder, or `paths`) and reloads what it
     /// committed.
     fn forward_sync(&self, paths: Option<&[String]>) -> Result<SyncReport, ToolError> {
-        let answer = ragdown_index::lock::forward_sync(&self.index, paths, SYNC_REQUEST_TIMEOUT)?;
-        let report: SyncReport = serde_json::from_str(&answer)
-            .map_err(|_| ToolError::internal(format!("the primary could not sync: {answer}")))?;
-        self.index.refresh()?;
+        let report =
+            ragdown_index::lock::forward_sync_report(&self.index, paths, SYNC_REQUEST_TIMEOUT)?;
         Ok(report)
     }
 

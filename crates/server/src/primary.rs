@@ -21,8 +21,12 @@ use crate::Engine;
 /// records, another server writes them) passes it on to that server and catches up.
 fn answer(index: &Index, request: lock::Request) -> String {
     let outcome = match request {
-        lock::Request::Sync if !index.is_writable() => forwarded(index, None),
-        lock::Request::SyncPaths(paths) if !index.is_writable() => forwarded(index, Some(&paths)),
+        lock::Request::Sync if !index.is_writable() => {
+            lock::forward_sync_report(index, None, crate::SYNC_REQUEST_TIMEOUT)
+        }
+        lock::Request::SyncPaths(paths) if !index.is_writable() => {
+            lock::forward_sync_report(index, Some(&paths), crate::SYNC_REQUEST_TIMEOUT)
+        }
         lock::Request::Sync => index.sync(),
         lock::Request::SyncPaths(paths) => index.sync_paths(&paths),
         // A reader's one-shot query, embedded by the model loaded here. Never for this very
@@ -41,22 +45,6 @@ fn answer(index: &Index, request: lock::Request) -> String {
         Ok(report) => serde_json::to_string(&report).unwrap_or_default(),
         Err(e) => e.to_string(),
     }
-}
-
-/// How long a forwarded sync may take: a whole-folder sync on a busy primary.
-const FORWARDED_SYNC_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-/// A follower's sync, run by the primary server, then picked up here.
-fn forwarded(
-    index: &Index,
-    paths: Option<&[String]>,
-) -> ragdown_index::Result<ragdown_index::SyncReport> {
-    let answer = lock::forward_sync(index, paths, FORWARDED_SYNC_TIMEOUT)?;
-    let report = serde_json::from_str(&answer).map_err(|_| {
-        ragdown_index::IndexError::Primary(format!("the primary could not sync: {answer}"))
-    })?;
-    index.refresh()?;
-    Ok(report)
 }
 
 /// The holder of a data dir's lock answers the sync requests of readers on this host for as

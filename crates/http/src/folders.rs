@@ -328,14 +328,23 @@ impl Folders {
             }
             None => {}
         }
-        std::fs::rename(&from_dir, &to_dir)
-            .map_err(|e| ToolError::internal(format!("renaming {name} to {to}: {e}")))?;
+        let records = |folder| records_of_folder(self.database.as_ref(), folder);
+        let move_dir = || std::fs::rename(&from_dir, &to_dir);
+        match ragdown_index::store::rename_records(&records(name), &records(to), move_dir) {
+            Ok(moved) => {
+                moved.map_err(|e| ToolError::internal(format!("renaming {name} to {to}: {e}")))?
+            }
+            Err(e) => {
+                // The database is out of reach: the folder is not renamed, so that no server
+                // sees its files under a name whose records are elsewhere.
+                return Err(ToolError::internal(format!(
+                    "renaming {name} to {to}: its records could not follow ({e}); try again \
+                     once the database answers"
+                )));
+            }
+        }
         if let Err(e) = self.data_dir.move_folder(name, to) {
             tracing::warn!("the index of {name} could not follow the rename ({e}): rebuilt");
-        }
-        let records = |folder| records_of_folder(self.database.as_ref(), folder);
-        if let Err(e) = ragdown_index::store::rename_records(&records(name), &records(to)) {
-            tracing::warn!("the records of {name} could not follow the rename ({e}): rebuilt");
         }
         let folder = self.open_folder(to)?;
         open.insert(to.to_string(), folder.clone());
@@ -355,15 +364,22 @@ impl Folders {
         if let Some(old) = open.remove(name) {
             old.close();
         }
-        std::fs::remove_dir_all(&dir)
-            .map_err(|e| ToolError::internal(format!("deleting {name}: {e}")))?;
+        let records = records_of_folder(self.database.as_ref(), name);
+        let remove_dir = || std::fs::remove_dir_all(&dir);
+        match ragdown_index::store::drop_records(&records, remove_dir) {
+            Ok(removed) => {
+                removed.map_err(|e| ToolError::internal(format!("deleting {name}: {e}")))?
+            }
+            Err(e) => {
+                return Err(ToolError::internal(format!(
+                    "deleting {name}: its records could not be dropped ({e}); nothing was \
+                     deleted, try again once the database answers"
+                )));
+            }
+        }
         if let Err(e) = self.data_dir.remove_folder(name) {
             // The folder is gone; its index is derived data, removed again at the next delete.
             tracing::warn!("the index of the deleted folder {name} could not be removed: {e}");
-        }
-        let records = records_of_folder(self.database.as_ref(), name);
-        if let Err(e) = ragdown_index::store::drop_records(&records) {
-            tracing::warn!("the records of the deleted folder {name} could not be dropped: {e}");
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 //! records refuse a write from an older one, so a primary that lost its lock without
 //! noticing cannot write over the new primary's work. Knows nothing of files or embedders.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -19,7 +20,7 @@ use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
 use crate::lock::Request;
-use crate::store::PostgresStore;
+use crate::store::{Creating, PostgresStore};
 use crate::{IndexError, Result};
 
 /// The channel every ragdown server listens on; the payload is the folder's schema.
@@ -53,9 +54,10 @@ pub struct DatabaseLock {
 
 impl DatabaseLock {
     /// Takes the primary lock of the records in `schema` when no live server holds it:
-    /// `Ok(None)` means another server is primary. The schema is created or migrated first.
-    pub fn try_take(url: &str, schema: &str) -> Result<Option<Self>> {
-        LockTrier::new(url, schema).try_take()
+    /// `Ok(None)` means another server is primary. The schema is migrated first, and created
+    /// when missing while the folder's directory `dir` exists.
+    pub fn try_take(url: &str, schema: &str, dir: &Path) -> Result<Option<Self>> {
+        LockTrier::new(url, schema, dir).try_take()
     }
 
     /// The epoch this primary writes at (see [`crate::Index::fence`]).
@@ -99,14 +101,17 @@ impl DatabaseLock {
 pub struct LockTrier {
     url: String,
     schema: String,
+    /// The folder's directory: the schema is made only while it exists.
+    dir: PathBuf,
     client: Option<Client>,
 }
 
 impl LockTrier {
-    pub fn new(url: &str, schema: &str) -> Self {
+    pub fn new(url: &str, schema: &str, dir: &Path) -> Self {
         Self {
             url: url.to_string(),
             schema: schema.to_string(),
+            dir: dir.to_path_buf(),
             client: None,
         }
     }
@@ -124,7 +129,13 @@ impl LockTrier {
     fn try_take_once(&mut self) -> Result<Option<DatabaseLock>> {
         let mut client = match self.client.take() {
             Some(client) if !client.is_closed() => client,
-            _ => PostgresStore::open(&self.url, &self.schema)?.into_client(),
+            // Made only while the folder exists: one renamed away must not come back empty.
+            _ => PostgresStore::open_with(
+                &self.url,
+                &self.schema,
+                Creating::WhileDirExists(&self.dir),
+            )?
+            .into_client(),
         };
         let taken: bool = client
             .query_one(
@@ -224,7 +235,7 @@ pub fn request_sync(
     paths: Option<&[String]>,
     timeout: Duration,
 ) -> Result<String> {
-    let mut client = PostgresStore::open(url, schema)?.into_client();
+    let mut client = PostgresStore::open_with(url, schema, Creating::Never)?.into_client();
     let list = paths
         .map(serde_json::to_string)
         .transpose()

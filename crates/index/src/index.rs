@@ -66,7 +66,8 @@ pub fn recorded_embedder(settings: &IndexSettings) -> Option<(String, usize)> {
             store::recorded_embedder(&data_dir::records(&settings.data_dir))
         }
         location => {
-            let mut store = store::open(location, &settings.data_dir).ok()?;
+            let mut store =
+                store::open(location, &settings.data_dir, store::Creating::Never).ok()?;
             Some((
                 store.meta("embedder").ok()??,
                 store.meta("dim").ok()??.parse().ok()?,
@@ -79,7 +80,11 @@ pub fn recorded_embedder(settings: &IndexSettings) -> Option<(String, usize)> {
 /// database that cannot be opened is an error: it may hold other servers' records.
 fn open_store(settings: &IndexSettings) -> Result<Box<dyn store::RecordStore>> {
     if settings.records != store::RecordsLocation::DataDir {
-        return store::open(&settings.records, &settings.data_dir);
+        return store::open(
+            &settings.records,
+            &settings.data_dir,
+            store::Creating::WhileDirExists(&settings.root),
+        );
     }
     let path = data_dir::records(&settings.data_dir);
     match store::SqliteStore::open(&path) {
@@ -187,7 +192,11 @@ impl Index {
         settings: &IndexSettings,
         embedder: &dyn Embedder,
     ) -> Result<Box<dyn store::RecordStore>> {
-        let mut store = store::open(&settings.records, &settings.data_dir)?;
+        let mut store = store::open(
+            &settings.records,
+            &settings.data_dir,
+            store::Creating::WhileDirExists(&settings.root),
+        )?;
         for (key, want) in expected_meta(embedder) {
             let have = store.meta(key)?;
             if have.as_deref() != Some(want.as_str()) {

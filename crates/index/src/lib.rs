@@ -58,6 +58,13 @@ pub enum IndexError {
         #[source]
         source: std::io::Error,
     },
+    /// A sync found the folder's directory missing: it removes nothing, since a directory that
+    /// went away at once (renamed, deleted, a volume unmounted) is not every document deleted.
+    #[error(
+        "{0}: the folder's directory is missing (renamed, deleted or not mounted); the index \
+         keeps its records until it is back"
+    )]
+    FolderMissing(PathBuf),
     #[error("the index lock was poisoned by a panic; restart ragdown")]
     Poisoned,
     #[error("this process is a reader of the index; the primary process syncs it")]

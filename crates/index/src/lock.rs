@@ -141,13 +141,15 @@ pub fn claim(settings: &IndexSettings) -> Result<Role> {
             local,
             database: None,
         },
-        RecordsLocation::Postgres { url, schema } => match DatabaseLock::try_take(url, schema)? {
-            Some(database) => Role::Primary {
-                local,
-                database: Some(Box::new(database)),
-            },
-            None => Role::Follower { local },
-        },
+        RecordsLocation::Postgres { url, schema } => {
+            match DatabaseLock::try_take(url, schema, &settings.root)? {
+                Some(database) => Role::Primary {
+                    local,
+                    database: Some(Box::new(database)),
+                },
+                None => Role::Follower { local },
+            }
+        }
     })
 }
 

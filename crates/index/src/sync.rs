@@ -128,6 +128,7 @@ impl Index {
         if !self.is_writable() {
             return Err(crate::IndexError::Reader);
         }
+        self.check_root()?;
         let mut ticket = None;
         loop {
             match self.sync_lock.try_lock() {
@@ -316,7 +317,19 @@ impl Index {
         }
     }
 
+    /// Refuses to sync a folder whose directory is gone: walking it would find no file and
+    /// remove every document, where another server may be moving the folder with its records
+    /// (a rename) or a volume be briefly unmounted.
+    fn check_root(&self) -> Result<()> {
+        if self.settings.root.is_dir() {
+            Ok(())
+        } else {
+            Err(crate::IndexError::FolderMissing(self.settings.root.clone()))
+        }
+    }
+
     fn sync_inner(&self, started: Instant) -> Result<SyncReport> {
+        self.check_root()?;
         let files = walk(&self.settings.root);
         let mut run = Run::new((*self.snapshot()).clone());
         let on_disk: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();

@@ -294,6 +294,44 @@ fn deleted_files_are_dropped_everywhere() {
     });
 }
 
+/// A folder's directory that went away (renamed by another server with its records, a volume
+/// unmounted) is not read as every document deleted: syncs refuse with a message and keep
+/// every record, and a sync once it is back removes nothing.
+#[test]
+fn a_missing_folder_directory_removes_nothing() {
+    on_every_backend(|f| {
+        let root = f.docs.path().join("notes");
+        f.write("notes/a.md", "gamma");
+        f.write("notes/b.md", "delta");
+        let index = Index::open(
+            IndexSettings {
+                root: root.clone(),
+                ..f.settings(65536)
+            },
+            Arc::new(HashEmbedder::new(64)),
+        )
+        .unwrap();
+        index.sync().unwrap();
+        let away = f.docs.path().join("away");
+        std::fs::rename(&root, &away).unwrap();
+        for refused in [
+            index.sync().err(),
+            index.sync_paths(&["a.md".to_string()]).err(),
+        ] {
+            assert!(
+                matches!(refused, Some(crate::IndexError::FolderMissing(_))),
+                "{refused:?}"
+            );
+        }
+        assert_eq!(index.snapshot().document_count(), 2);
+        std::fs::rename(&away, &root).unwrap();
+        let report = index.sync().unwrap();
+        assert_eq!(report.removed, 0);
+        assert_eq!(all_bm25(&index, "gamma").len(), 1);
+        assert_snapshot_matches_records(&index);
+    });
+}
+
 #[test]
 fn metadata_is_recorded() {
     on_every_backend(|f| {
@@ -723,11 +761,13 @@ fn a_follower_on_shared_records_catches_up_takes_over_and_fences_the_old_primary
     };
     let f = Fixture::on_postgres(url.clone());
     let schema = f.schema.as_ref().unwrap().name.clone();
-    let first_lock = DatabaseLock::try_take(&url, &schema)
+    let first_lock = DatabaseLock::try_take(&url, &schema, f.docs.path())
         .unwrap()
         .expect("the first server is primary");
     assert!(
-        DatabaseLock::try_take(&url, &schema).unwrap().is_none(),
+        DatabaseLock::try_take(&url, &schema, f.docs.path())
+            .unwrap()
+            .is_none(),
         "one primary per folder"
     );
     f.write("a.md", "# A\n\nalpha words");
@@ -771,7 +811,7 @@ fn a_follower_on_shared_records_catches_up_takes_over_and_fences_the_old_primary
 
     // The primary's session ends (its process died): the follower takes over.
     drop(first_lock);
-    let second_lock = DatabaseLock::try_take(&url, &schema)
+    let second_lock = DatabaseLock::try_take(&url, &schema, f.docs.path())
         .unwrap()
         .expect("the lock is free once its session ends");
     follower.promote().unwrap();

@@ -132,13 +132,19 @@ impl PrimaryDuties {
 #[derive(Default)]
 pub struct Duties {
     pub primary: Option<PrimaryDuties>,
+    /// A follower's hold on its data dir (it answers this host's readers): kept here, not in
+    /// its thread, so that closing the index frees it at once — a folder renamed by this
+    /// process is opened again under its new name right after, and must get the lock.
+    following: Option<PrimaryLock>,
     closed: bool,
 }
 
 impl Duties {
-    /// Drops the primary's duties (freeing its locks) and ends any takeover loop.
+    /// Drops the primary's duties and a follower's hold (freeing their locks) and ends any
+    /// takeover loop.
     pub fn close(&mut self) {
         self.primary = None;
+        self.following = None;
         self.closed = true;
     }
 }
@@ -198,10 +204,13 @@ pub fn watch_for_takeover(engine: Arc<Engine>, duties: SharedDuties, watch: bool
 fn follow_database(
     engine: Arc<Engine>,
     duties: SharedDuties,
-    mut local: Option<PrimaryLock>,
+    local: Option<PrimaryLock>,
     watch: bool,
     every: Duration,
 ) {
+    if let Ok(mut held) = duties.lock() {
+        held.following = local;
+    }
     let weak = Arc::downgrade(&duties);
     drop(duties);
     let ragdown_index::store::RecordsLocation::Postgres { url, schema } =
@@ -209,11 +218,12 @@ fn follow_database(
     else {
         return;
     };
+    let dir = engine.index.settings().root.clone();
     // Catching up is one query when nothing changed; trying the lock opens a connection.
     let tick = every.min(Duration::from_secs(1));
     std::thread::spawn(move || {
         let mut last_try = std::time::Instant::now();
-        let mut trier = LockTrier::new(&url, &schema);
+        let mut trier = LockTrier::new(&url, &schema, &dir);
         loop {
             std::thread::sleep(tick);
             let Some(duties) = open_duties(&weak) else {
@@ -229,7 +239,7 @@ fn follow_database(
             {
                 tracing::warn!("{}: stepping down to follower", engine.name);
                 engine.index.demote();
-                local = held.primary.take().map(PrimaryDuties::step_down);
+                held.following = held.primary.take().map(PrimaryDuties::step_down);
             }
             if held.primary.is_some() {
                 continue;
@@ -258,16 +268,17 @@ fn follow_database(
                 tracing::error!("{}: taking over as primary failed: {e}", engine.name);
                 continue;
             }
-            let Some(local) = local.take() else {
+            let Ok(mut held) = duties.lock() else {
+                return;
+            };
+            let Some(local) = held.following.take() else {
                 return;
             };
             tracing::info!(
                 "{}: the primary server is gone: this one now writes the records",
                 engine.name
             );
-            if let Ok(mut held) = duties.lock() {
-                held.primary = Some(PrimaryDuties::start(&engine, local, Some(database), watch));
-            }
+            held.primary = Some(PrimaryDuties::start(&engine, local, Some(database), watch));
         }
     });
 }

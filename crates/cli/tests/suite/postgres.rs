@@ -61,8 +61,11 @@ impl Drop for Database {
             if let Ok(mut client) = postgres::Client::connect(&url, postgres::NoTls) {
                 let _ =
                     client.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"));
-                let _ = client
-                    .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}_work\" CASCADE"));
+                for folder in ["work", "house"] {
+                    let _ = client.batch_execute(&format!(
+                        "DROP SCHEMA IF EXISTS \"{schema}_{folder}\" CASCADE"
+                    ));
+                }
             }
         })
         .join();
@@ -415,10 +418,15 @@ impl Served {
 
     /// The folder `work` as `/api/folders` shows it.
     async fn folder(&self) -> serde_json::Value {
+        self.folder_named("work").await
+    }
+
+    /// The folder `name` as `/api/folders` shows it (null when it is not listed).
+    async fn folder_named(&self, name: &str) -> serde_json::Value {
         let (_, folders) = self.call(reqwest::Method::GET, "/api/folders", None).await;
         folders["folders"]
             .as_array()
-            .and_then(|list| list.iter().find(|f| f["name"] == "work").cloned())
+            .and_then(|list| list.iter().find(|f| f["name"] == name).cloned())
             .unwrap_or_default()
     }
 
@@ -429,9 +437,20 @@ impl Served {
         within: Duration,
         ok: impl Fn(&serde_json::Value) -> bool,
     ) {
+        self.wait_for_folder("work", what, within, ok).await
+    }
+
+    /// Waits until the folder `name` (null when unlisted) satisfies `ok`, for at most `within`.
+    async fn wait_for_folder(
+        &self,
+        name: &str,
+        what: &str,
+        within: Duration,
+        ok: impl Fn(&serde_json::Value) -> bool,
+    ) {
         let deadline = Instant::now() + within;
         loop {
-            let folder = self.folder().await;
+            let folder = self.folder_named(name).await;
             if ok(&folder) {
                 return;
             }
@@ -446,10 +465,15 @@ impl Served {
 
     /// The path of the best hit `/api/search` finds for `q` in the folder `work`.
     async fn found(&self, q: &str) -> String {
+        self.found_in("work", q).await
+    }
+
+    /// The path of the best hit `/api/search` finds for `q` in the folder `folder`.
+    async fn found_in(&self, folder: &str, q: &str) -> String {
         let (code, hits) = self
             .call(
                 reqwest::Method::GET,
-                &format!("/api/search?folder=work&q={q}"),
+                &format!("/api/search?folder={folder}&q={q}"),
                 None,
             )
             .await;
@@ -637,5 +661,101 @@ async fn a_primary_cut_off_from_the_database_steps_down_and_follows_once_it_is_b
     )
     .await;
     assert_eq!(a.found("tides").await, "work/tides.md");
+    drop((a, b));
+}
+
+/// A folder renamed through the follower is renamed for both servers: both list the new name
+/// and not the old, one of them is its primary, its records moved (nothing re-embedded, no
+/// schema left under the old name), and a write through either is found through both.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_folder_renamed_through_one_server_is_renamed_for_both() {
+    let Some(db) = Database::new("rename") else {
+        return;
+    };
+    let TwoServers { a, b, _dirs } = two_servers(&db, &db.url).await;
+    let (code, renamed) = b
+        .call(
+            reqwest::Method::PATCH,
+            "/api/folders/work",
+            Some(serde_json::json!({"name": "house"})),
+        )
+        .await;
+    assert!(
+        code.is_success(),
+        "{renamed}\nfirst server:\n{}\nsecond server:\n{}",
+        a.log.lock().unwrap(),
+        b.log.lock().unwrap()
+    );
+    for server in [&a, &b] {
+        server
+            .wait_for_folder(
+                "house",
+                "the new name is served",
+                Duration::from_secs(10),
+                |f| f["files"] == 1 && f["behind"] == 0,
+            )
+            .await;
+        server
+            .wait_for("the old name is gone", Duration::from_secs(5), |f| {
+                f.is_null()
+            })
+            .await;
+        assert_eq!(
+            server.found_in("house", "pg_restore").await,
+            "house/backups.md"
+        );
+    }
+    let roles = [
+        a.folder_named("house").await["role"].clone(),
+        b.folder_named("house").await["role"].clone(),
+    ];
+    assert_eq!(
+        roles.iter().filter(|r| *r == "primary").count(),
+        1,
+        "one primary: {roles:?}"
+    );
+    let house = format!("{}_house", db.schema);
+    assert_eq!(
+        schemas(&db, &format!("{}_", db.schema)),
+        std::slice::from_ref(&house),
+        "the schema moved, none left or made again under the old name"
+    );
+    let count = |table: &str| tokio::task::block_in_place(|| db.count(&house, table));
+    assert_eq!(count("documents"), 1);
+    assert_eq!(count("vectors"), 1, "nothing embedded again");
+
+    a.write(
+        "house/tides.md",
+        "# Tides\n\nSpring tides at the full moon.\n",
+    )
+    .await;
+    b.write("house/comets.md", "# Comets\n\nHalley returns in 2061.\n")
+        .await;
+    for server in [&a, &b] {
+        assert_eq!(server.found_in("house", "tides").await, "house/tides.md");
+        assert_eq!(server.found_in("house", "halley").await, "house/comets.md");
+    }
+
+    // And back through the other server.
+    let (code, renamed) = a
+        .call(
+            reqwest::Method::PATCH,
+            "/api/folders/house",
+            Some(serde_json::json!({"name": "work"})),
+        )
+        .await;
+    assert!(code.is_success(), "{renamed}");
+    for server in [&a, &b] {
+        server
+            .wait_for("renamed back", Duration::from_secs(10), |f| {
+                f["files"] == 3 && f["behind"] == 0
+            })
+            .await;
+        assert_eq!(server.found("halley").await, "work/comets.md");
+    }
+    assert_eq!(
+        schemas(&db, &format!("{}_", db.schema)),
+        [format!("{}_work", db.schema)]
+    );
     drop((a, b));
 }

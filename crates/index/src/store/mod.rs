@@ -15,18 +15,25 @@ mod sqlite;
 use std::collections::HashMap;
 use std::path::Path;
 
-pub use postgres::{PostgresStore, folder_schema, redact_url};
+pub use postgres::{Creating, PostgresStore, folder_schema, redact_url};
 pub(crate) use postgres::{bump_counter, connect_in};
 
-/// Moves the records of a folder renamed from `from` to `to`: a data dir's move with the
-/// folder's files (`data_dir::FoldersDataDir`), a database's schema here.
-pub fn rename_records(from: &RecordsLocation, to: &RecordsLocation) -> Result<()> {
+/// Moves the records of a folder renamed from `from` to `to` together with its files:
+/// `move_files` renames the directory (a data dir's records move with the folder's data dir,
+/// `data_dir::FoldersDataDir`; a database's schema is renamed here in the same step, so other
+/// servers never see one moved without the other). Returns what `move_files` returned; the
+/// records stay where they were when it failed.
+pub fn rename_records<E>(
+    from: &RecordsLocation,
+    to: &RecordsLocation,
+    move_files: impl FnOnce() -> std::result::Result<(), E>,
+) -> Result<std::result::Result<(), E>> {
     match (from, to) {
         (
             RecordsLocation::Postgres { url, schema: from },
             RecordsLocation::Postgres { schema: to, .. },
-        ) => postgres::rename_schema(url, from, to),
-        _ => Ok(()),
+        ) => postgres::rename_schema(url, from, to, move_files),
+        _ => Ok(move_files()),
     }
 }
 
@@ -43,7 +50,7 @@ pub fn copy_vector_cache(data_dir: &Path, to: &RecordsLocation) -> Result<usize>
         )));
     }
     let mut from = SqliteStore::open(&path)?;
-    let mut to = open(to, data_dir)?;
+    let mut to = open(to, data_dir, Creating::Always)?;
     for key in COPIED_META {
         if let Some(value) = from.meta(key)? {
             to.set_meta(key, &value)?;
@@ -65,11 +72,18 @@ const COPIED_META: [&str; 5] = [
     "pieces_version",
 ];
 
-/// Drops the records of a deleted folder kept in a database (a data dir's go with the dir).
-pub fn drop_records(location: &RecordsLocation) -> Result<()> {
+/// Deletes a folder's files (`remove_files`) and the records of it kept in a database, in one
+/// step other servers cannot open it between (a data dir's records go with the data dir).
+/// Returns what `remove_files` returned; the records stay when it failed.
+pub fn drop_records<E>(
+    location: &RecordsLocation,
+    remove_files: impl FnOnce() -> std::result::Result<(), E>,
+) -> Result<std::result::Result<(), E>> {
     match location {
-        RecordsLocation::Postgres { url, schema } => postgres::drop_schema(url, schema),
-        RecordsLocation::DataDir => Ok(()),
+        RecordsLocation::Postgres { url, schema } => {
+            postgres::drop_schema(url, schema, remove_files)
+        }
+        RecordsLocation::DataDir => Ok(remove_files()),
     }
 }
 pub use sqlite::{SqliteStore, recorded_embedder};
@@ -201,13 +215,20 @@ pub trait RecordStore: Send {
     fn document_id(&mut self, path: &str) -> Result<Option<i64>>;
 }
 
-/// Opens the records `location` names for the index in `data_dir`.
-pub fn open(location: &RecordsLocation, data_dir: &Path) -> Result<Box<dyn RecordStore>> {
+/// Opens the records `location` names for the index in `data_dir`; records in a database are
+/// made only as `creating` allows (a data dir's are made whenever missing).
+pub fn open(
+    location: &RecordsLocation,
+    data_dir: &Path,
+    creating: Creating<'_>,
+) -> Result<Box<dyn RecordStore>> {
     Ok(match location {
         RecordsLocation::DataDir => {
             Box::new(SqliteStore::open(&crate::data_dir::records(data_dir))?)
         }
-        RecordsLocation::Postgres { url, schema } => Box::new(PostgresStore::open(url, schema)?),
+        RecordsLocation::Postgres { url, schema } => {
+            Box::new(PostgresStore::open_with(url, schema, creating)?)
+        }
     })
 }
 

@@ -7,6 +7,7 @@
 //! Knows nothing of which server is primary: that is coordination, not records.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator;
@@ -81,6 +82,25 @@ const JOURNAL_KEEP: u64 = 10_000;
 /// How long connecting may take before the server is called unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The advisory lock that orders a folder's schema being made against folders being renamed
+/// or deleted (by any server of the database): opening takes it shared, a rename or delete
+/// exclusively while it moves both the schema and the directory. So a server that sees a
+/// renamed directory opens the schema already renamed, and one still serving the old name
+/// never makes an empty schema under it again.
+const FOLDERS_LOCK: &str = "ragdown: folders";
+
+/// Whether opening records may make their schema.
+#[derive(Debug, Clone, Copy)]
+pub enum Creating<'a> {
+    /// Made when missing (a docs dir indexed by the CLI, `ragdown migrate`).
+    Always,
+    /// Made when missing only while the folder's directory exists: a folder renamed or deleted
+    /// by another server meanwhile is not brought back as empty records.
+    WhileDirExists(&'a Path),
+    /// Never made: the records must exist (reading them, coordinating over them).
+    Never,
+}
+
 /// One folder's records in its schema of a PostgreSQL database.
 pub struct PostgresStore {
     client: Client,
@@ -96,6 +116,12 @@ impl PostgresStore {
     /// in `schema`, creating it or running the migrations it lacks; refuses a schema written
     /// by a newer ragdown.
     pub fn open(url: &str, schema: &str) -> Result<Self> {
+        Self::open_with(url, schema, Creating::Always)
+    }
+
+    /// Opens the records in `schema`, making it only as `creating` allows (an error naming
+    /// the schema when it may not and it is missing).
+    pub fn open_with(url: &str, schema: &str, creating: Creating<'_>) -> Result<Self> {
         check_schema_name(schema)?;
         let client = connect(url)?;
         let mut store = Self {
@@ -104,7 +130,7 @@ impl PostgresStore {
             schema: schema.to_string(),
             epoch: None,
         };
-        store.migrate()?;
+        store.migrate(creating)?;
         Ok(store)
     }
 
@@ -134,12 +160,30 @@ impl PostgresStore {
         &self.schema
     }
 
-    /// Creates the schema and runs the migrations it lacks, under a transaction-scoped
-    /// advisory lock so servers starting together do not race each other.
-    fn migrate(&mut self) -> Result<()> {
+    /// Creates the schema (as `creating` allows) and runs the migrations it lacks, under a
+    /// transaction-scoped advisory lock so servers starting together do not race each other,
+    /// and under [`FOLDERS_LOCK`] shared so no folder is renamed or deleted meanwhile.
+    fn migrate(&mut self, creating: Creating<'_>) -> Result<()> {
         let schema = self.schema.clone();
         let mut tx = self.client.transaction()?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock_shared(hashtext($1))",
+            &[&FOLDERS_LOCK],
+        )?;
         tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&schema])?;
+        if !schema_exists(&mut tx, &schema)? {
+            let allowed = match creating {
+                Creating::Always => true,
+                Creating::WhileDirExists(dir) => dir.is_dir(),
+                Creating::Never => false,
+            };
+            if !allowed {
+                return Err(IndexError::Schema(format!(
+                    "there are no records in PostgreSQL schema {schema}: its folder was \
+                     renamed or deleted"
+                )));
+            }
+        }
         tx.batch_execute(&format!(
             "CREATE SCHEMA IF NOT EXISTS \"{schema}\";
              SET LOCAL search_path TO \"{schema}\";
@@ -498,30 +542,71 @@ impl RecordStore for PostgresStore {
     }
 }
 
-/// Renames a folder's schema (its records follow a renamed folder; nothing is re-embedded).
-/// A schema already at `to` is replaced: it can only be the stale records of an old folder.
-pub fn rename_schema(url: &str, from: &str, to: &str) -> Result<()> {
+/// Renames a folder's schema (its records follow a renamed folder; nothing is re-embedded)
+/// and runs `move_files` (the directory's rename) inside the same exclusive hold of
+/// [`FOLDERS_LOCK`]: no server opens either name between the two moves. The schema's rename
+/// is undone when `move_files` fails. A schema already at `to` is replaced: it can only be the
+/// stale records of an old folder.
+pub fn rename_schema<E>(
+    url: &str,
+    from: &str,
+    to: &str,
+    move_files: impl FnOnce() -> std::result::Result<(), E>,
+) -> Result<std::result::Result<(), E>> {
     check_schema_name(from)?;
     check_schema_name(to)?;
-    let mut client = connect(url)?;
-    let mut tx = client.transaction()?;
-    let exists = tx
-        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&from])?
-        .is_some();
-    if exists && from != to {
-        tx.batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS \"{to}\" CASCADE; ALTER SCHEMA \"{from}\" RENAME TO \"{to}\";"
-        ))?;
-    }
-    tx.commit()?;
-    Ok(())
+    holding_folders(url, |tx| {
+        if schema_exists(tx, from)? && from != to {
+            tx.batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS \"{to}\" CASCADE; \
+                 ALTER SCHEMA \"{from}\" RENAME TO \"{to}\";"
+            ))?;
+        }
+        Ok(move_files())
+    })
 }
 
-/// Drops a folder's schema and every record in it (the folder was deleted).
-pub fn drop_schema(url: &str, schema: &str) -> Result<()> {
+/// Runs `remove_files` (the directory's delete) and drops a folder's schema with every record
+/// in it, inside one exclusive hold of [`FOLDERS_LOCK`]; the schema stays when `remove_files`
+/// fails.
+pub fn drop_schema<E>(
+    url: &str,
+    schema: &str,
+    remove_files: impl FnOnce() -> std::result::Result<(), E>,
+) -> Result<std::result::Result<(), E>> {
     check_schema_name(schema)?;
-    connect(url)?.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))?;
-    Ok(())
+    holding_folders(url, |tx| {
+        let removed = remove_files();
+        if removed.is_ok() {
+            tx.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))?;
+        }
+        Ok(removed)
+    })
+}
+
+/// Runs `change` in a transaction holding [`FOLDERS_LOCK`] exclusively, committed only when
+/// the files' part of it succeeded.
+fn holding_folders<E>(
+    url: &str,
+    change: impl FnOnce(&mut Transaction<'_>) -> Result<std::result::Result<(), E>>,
+) -> Result<std::result::Result<(), E>> {
+    let mut client = connect(url)?;
+    let mut tx = client.transaction()?;
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext($1))",
+        &[&FOLDERS_LOCK],
+    )?;
+    let outcome = change(&mut tx)?;
+    if outcome.is_ok() {
+        tx.commit()?;
+    }
+    Ok(outcome)
+}
+
+fn schema_exists(tx: &mut Transaction<'_>, schema: &str) -> Result<bool> {
+    Ok(tx
+        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[&schema])?
+        .is_some())
 }
 
 /// A connection whose statements read and write `schema`, created when absent.
@@ -730,10 +815,66 @@ mod tests {
             .get(0);
         assert_eq!(version, MIGRATIONS.len() as i64);
         drop(store);
-        let lock = crate::database_lock::DatabaseLock::try_take(&url, &schema.name)
+        let lock = crate::database_lock::DatabaseLock::try_take(&url, &schema.name, Path::new("."))
             .unwrap()
             .expect("the requests table of the second migration is there");
         assert_eq!(lock.epoch(), 1);
+    }
+
+    /// A folder's schema is made only while its directory exists (a server still serving a
+    /// folder another one renamed or deleted never brings it back empty), and it moves or goes
+    /// only together with its directory: when the directory's move fails, it stays.
+    #[test]
+    fn a_schema_is_made_for_an_existing_folder_and_moves_only_with_its_directory() {
+        let Some(url) = super::super::test_db::url() else {
+            return;
+        };
+        let (from, to) = (
+            super::super::test_db::TestSchema::new(url.clone()),
+            super::super::test_db::TestSchema::new(url.clone()),
+        );
+        let exists = |schema: &str| {
+            let mut client = connect(&url).unwrap();
+            let mut tx = client.transaction().unwrap();
+            schema_exists(&mut tx, schema).unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("renamed-away");
+        for creating in [Creating::Never, Creating::WhileDirExists(&gone)] {
+            let refused = PostgresStore::open_with(&url, &from.name, creating).err();
+            assert!(
+                refused.is_some_and(|e| e.to_string().contains("renamed or deleted")),
+                "{creating:?}"
+            );
+            assert!(!exists(&from.name), "{creating:?} made it");
+        }
+        let mut store =
+            PostgresStore::open_with(&url, &from.name, Creating::WhileDirExists(dir.path()))
+                .unwrap();
+        store.set_meta("kept", "yes").unwrap();
+        drop(store);
+
+        let failed = rename_schema(&url, &from.name, &to.name, || Err("the disk said no")).unwrap();
+        assert_eq!(failed, Err("the disk said no"));
+        assert!(
+            exists(&from.name) && !exists(&to.name),
+            "the rename was undone"
+        );
+        rename_schema(&url, &from.name, &to.name, || Ok::<(), ()>(()))
+            .unwrap()
+            .unwrap();
+        assert!(!exists(&from.name) && exists(&to.name));
+        let mut moved = PostgresStore::open_with(&url, &to.name, Creating::Never).unwrap();
+        assert_eq!(moved.meta("kept").unwrap().as_deref(), Some("yes"));
+        drop(moved);
+
+        let failed = drop_schema(&url, &to.name, || Err("busy")).unwrap();
+        assert_eq!(failed, Err("busy"));
+        assert!(exists(&to.name), "kept while its files are");
+        drop_schema(&url, &to.name, || Ok::<(), ()>(()))
+            .unwrap()
+            .unwrap();
+        assert!(!exists(&to.name));
     }
 
     #[test]

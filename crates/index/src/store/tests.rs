@@ -8,11 +8,11 @@ use crate::LinkRecord;
 /// A store of each engine the tests can reach, with what keeps it alive.
 fn every_store(test: impl Fn(&mut dyn RecordStore)) {
     let dir = tempfile::tempdir().unwrap();
-    let mut sqlite = open(&RecordsLocation::DataDir, dir.path()).unwrap();
+    let mut sqlite = open(&RecordsLocation::DataDir, dir.path(), Creating::Always).unwrap();
     test(sqlite.as_mut());
     if let Some(url) = test_db::url() {
         let schema = TestSchema::new(url);
-        let mut postgres = open(&schema.location(), dir.path()).unwrap();
+        let mut postgres = open(&schema.location(), dir.path(), Creating::Always).unwrap();
         assert_eq!(postgres.backend(), "postgres");
         test(postgres.as_mut());
     }
@@ -238,14 +238,14 @@ fn folders_in_one_database_do_not_see_each_other() {
     let Some(url) = test_db::url() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (one, two) = (TestSchema::new(url.clone()), TestSchema::new(url));
-    let mut first = open(&one.location(), dir.path()).unwrap();
+    let mut first = open(&one.location(), dir.path(), Creating::Always).unwrap();
     write(first.as_mut(), "a.md", 1);
-    let mut second = open(&two.location(), dir.path()).unwrap();
+    let mut second = open(&two.location(), dir.path(), Creating::Always).unwrap();
     assert!(second.documents().unwrap().is_empty());
     assert_eq!(second.generation().unwrap(), 0);
     // Reopening finds the records where they were, without migrating again.
     drop(first);
-    let mut again = open(&one.location(), dir.path()).unwrap();
+    let mut again = open(&one.location(), dir.path(), Creating::Always).unwrap();
     assert_eq!(again.documents().unwrap().len(), 1);
 }
 
@@ -253,7 +253,7 @@ fn folders_in_one_database_do_not_see_each_other() {
 fn a_schema_from_a_newer_ragdown_is_refused_with_the_fix() {
     let Some(url) = test_db::url() else { return };
     let schema = TestSchema::new(url.clone());
-    drop(open(&schema.location(), Path::new(".")).unwrap());
+    drop(open(&schema.location(), Path::new("."), Creating::Always).unwrap());
     let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
     client
         .batch_execute(&format!(
@@ -261,7 +261,9 @@ fn a_schema_from_a_newer_ragdown_is_refused_with_the_fix() {
             schema.name
         ))
         .unwrap();
-    let err = open(&schema.location(), Path::new(".")).err().unwrap();
+    let err = open(&schema.location(), Path::new("."), Creating::Always)
+        .err()
+        .unwrap();
     let message = err.to_string();
     assert!(
         message.contains("version 999") && message.contains("upgrade ragdown"),
@@ -279,6 +281,7 @@ fn an_unreachable_database_is_named_without_its_password() {
             schema: "ragdown_x".into(),
         },
         Path::new("."),
+        Creating::Always,
     )
     .err()
     .unwrap();

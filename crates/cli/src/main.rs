@@ -149,7 +149,17 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let settings = settings::Settings::from_env()?;
+    let mut settings = settings::Settings::from_env()?;
+    // Commands that answer and exit build a model needed for a few texts quickly; servers,
+    // benchmarks and evaluations optimise it for the many they embed.
+    settings.embedder.one_shot = !matches!(
+        cli.command,
+        Command::Stdio
+            | Command::Serve
+            | Command::Bench(_)
+            | Command::BenchSystem(_)
+            | Command::Eval(_)
+    );
     match cli.command {
         Command::Index { dir } => commands::index(&settings, &dir),
         Command::Query {

@@ -123,6 +123,7 @@ impl Settings {
                 openai_url: var("RAGDOWN_EMBEDDING_URL")
                     .unwrap_or_else(|| "https://api.openai.com/v1".into()),
                 openai_key: var("RAGDOWN_EMBEDDING_API_KEY"),
+                one_shot: false,
             },
             data_dir: var("RAGDOWN_DATA_DIR").map(PathBuf::from),
             max_file_bytes: number(

@@ -44,6 +44,7 @@ fn settings() -> EmbedderSettings {
         ort_endpoint: "http://127.0.0.1:9".into(),
         openai_url: String::new(),
         openai_key: None,
+        one_shot: false,
     }
 }
 

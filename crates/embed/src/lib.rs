@@ -99,6 +99,10 @@ pub trait Embedder: Send + Sync {
     /// with `answer_meanwhile`, [`Embedder::loading`] says so until it is loaded.
     fn load_in_background(&self, _answer_meanwhile: bool) {}
 
+    /// Says how many documents the caller is about to embed, so a lazily loaded model in a
+    /// one-shot process can be built quickly for a few ([`lazy::Build::Quick`]).
+    fn plan(&self, _documents: usize) {}
+
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         let mut out = self.embed(&[text], TextKind::Query)?;
         out.pop()
@@ -196,20 +200,25 @@ pub fn load(
             )?;
             // The files are here; the session (~0.3–0.5 s) is built when first needed.
             let (id, dim, min_score) = (preset.id.clone(), preset.dim, preset.min_score);
+            let one_shot = settings.one_shot;
             let settings = settings.clone();
-            let loader: lazy::Loader = Box::new(move || {
-                let model = onnx::OnnxEmbedder::load(&dir, &preset, &settings, &library)?;
+            let loader: lazy::Loader = Box::new(move |build| {
+                let model = onnx::OnnxEmbedder::load(&dir, &preset, &settings, &library, build)?;
                 Ok(Arc::new(model) as Arc<dyn Embedder>)
             });
             Ok(Arc::new(lazy::LazyEmbedder::new(
-                id, dim, min_score, loader,
+                id, dim, min_score, one_shot, loader,
             )))
         }
         preset::Choice::Directory(dir) => {
             let library = onnx_runtime(settings, progress)?;
             let preset = Preset::for_directory(&dir);
             Ok(Arc::new(onnx::OnnxEmbedder::load(
-                &dir, &preset, settings, &library,
+                &dir,
+                &preset,
+                settings,
+                &library,
+                lazy::Build::Full,
             )?))
         }
     }

@@ -98,12 +98,14 @@ pub struct OnnxEmbedder {
 }
 
 impl OnnxEmbedder {
-    /// Loads `model.onnx` and `tokenizer.json` from `dir` on the runtime at `library`.
+    /// Loads `model.onnx` and `tokenizer.json` from `dir` on the runtime at `library`,
+    /// building its session as `build` says.
     pub fn load(
         dir: &Path,
         preset: &Preset,
         settings: &EmbedderSettings,
         library: &Path,
+        build: crate::lazy::Build,
     ) -> Result<Self> {
         let environment = ensure_runtime(library)?;
         let model = dir.join("model.onnx");
@@ -117,11 +119,15 @@ impl OnnxEmbedder {
             path: model.clone(),
             reason,
         };
+        let level = match build {
+            crate::lazy::Build::Full => GraphOptimizationLevel::Level3,
+            crate::lazy::Build::Quick => GraphOptimizationLevel::Disable,
+        };
         let build = || -> std::result::Result<Session, String> {
             let text = |e: ort::Error<_>| e.to_string();
             let mut builder = Session::builder(environment)
                 .map_err(|e| e.to_string())?
-                .with_optimization_level(GraphOptimizationLevel::Level3)
+                .with_optimization_level(level)
                 .map_err(text)?
                 .with_intra_threads(settings.effective_threads())
                 .map_err(text)?

@@ -181,6 +181,9 @@ pub struct EmbedderSettings {
     pub openai_url: String,
     /// `RAGDOWN_EMBEDDING_API_KEY`.
     pub openai_key: Option<String>,
+    /// A one-shot command (not a server): a model needed for a query or a few documents is
+    /// built quickly rather than optimised (see [`crate::lazy::Build`]).
+    pub one_shot: bool,
 }
 
 impl EmbedderSettings {

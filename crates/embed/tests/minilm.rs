@@ -21,6 +21,7 @@ fn settings() -> EmbedderSettings {
         ort_endpoint: "http://127.0.0.1:9".into(),
         openai_url: String::new(),
         openai_key: None,
+        one_shot: false,
     }
 }
 
@@ -71,4 +72,36 @@ fn a_missing_runtime_library_names_the_variable() {
     ) {
         assert!(e.to_string().contains("ORT_DYLIB_PATH"), "{e}");
     }
+}
+
+/// A one-shot process's quick, unoptimised session gives the vectors the optimised one does:
+/// an index written by a server is searched by a CLI query without any drift.
+#[test]
+fn the_quick_session_gives_the_optimised_sessions_vectors() {
+    let full = load(&settings(), &Silent).unwrap();
+    let quick = load(
+        &EmbedderSettings {
+            one_shot: true,
+            ..settings()
+        },
+        &Silent,
+    )
+    .unwrap();
+    let texts = [
+        "Restore the nightly backup with pg_restore.",
+        "Tides are highest at the full moon.",
+    ];
+    let optimised = full.embed(&texts, TextKind::Document).unwrap();
+    quick.plan(texts.len());
+    let unoptimised = quick.embed(&texts, TextKind::Document).unwrap();
+    for (a, b) in optimised.iter().zip(&unoptimised) {
+        let cosine = dot(a, b);
+        assert!(cosine > 0.999, "cosine {cosine}");
+    }
+    let query = "how do I restore a backup";
+    let cosine = dot(
+        &full.embed_query(query).unwrap(),
+        &quick.embed_query(query).unwrap(),
+    );
+    assert!(cosine > 0.999, "cosine {cosine}");
 }

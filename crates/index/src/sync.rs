@@ -145,6 +145,7 @@ impl Index {
                     let started = Instant::now();
                     let mut run = Run::new((*self.snapshot()).clone());
                     let set: BTreeSet<String> = paths.iter().cloned().collect();
+                    self.embedder.plan(set.len());
                     let mut report = self.index_paths(&mut run, &set)?;
                     self.finish_urgent(&mut run)?;
                     report.elapsed = started.elapsed();
@@ -347,6 +348,7 @@ impl Index {
             })
             .collect();
         run.report.unchanged = files.len() - candidates.len();
+        self.embedder.plan(candidates.len());
         self.status
             .files_total
             .store(candidates.len(), Ordering::Relaxed);

@@ -131,7 +131,26 @@ fn all_dirs(dir: Option<PathBuf>, mut more: Vec<PathBuf>) -> Vec<PathBuf> {
     more
 }
 
+/// Makes glibc's allocator give freed memory back to the system. Its default trim threshold
+/// grows with the largest block freed (up to 32 MB per heap), so the buffers of a start-up
+/// sync and a model load stay resident for good; and each thread that allocates may get an
+/// arena of its own. Measured on synth30-dev (`ragdown stdio`, 10 searches): steady RSS 225
+/// -> 158 MB, peak 277 -> 266 MB, search p50 unchanged.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn return_freed_memory() {
+    // SAFETY: mallopt only sets allocator parameters; it is called first thing in main,
+    // before any other thread exists, and an unknown or refused value is simply ignored.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn return_freed_memory() {}
+
 fn main() {
+    return_freed_memory();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         // Colour codes only for a terminal: a redirected log stays plain text.

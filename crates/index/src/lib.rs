@@ -90,7 +90,7 @@ pub struct LinkRecord {
 }
 
 /// One indexed document as recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DocumentRecord {
     pub id: i64,
     /// Root-relative, `/`-separated.

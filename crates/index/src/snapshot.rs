@@ -180,6 +180,29 @@ impl Snapshot {
         })
     }
 
+    /// Every chunk with its vectors, as runs of at most about `1 / parts` of them (each with
+    /// the floats of its chunks' vectors), for scans split over threads. Runs may hold
+    /// removed chunks: skip those [`Snapshot::is_removed`] names.
+    pub fn chunk_runs(&self, parts: usize) -> Vec<(&[ChunkRecord], &[f32])> {
+        let total: usize = self.segments.iter().map(|s| s.chunks.len()).sum();
+        let run = total.div_ceil(parts.max(1)).max(1);
+        let dim = self.dim;
+        self.segments
+            .iter()
+            .flat_map(|s| {
+                s.chunks.chunks(run).enumerate().map(move |(k, chunks)| {
+                    let start = k * run * dim;
+                    (chunks, &s.vectors[start..start + chunks.len() * dim])
+                })
+            })
+            .collect()
+    }
+
+    /// Whether chunk `id` was removed (replaced or deleted) since its segment was written.
+    pub fn is_removed(&self, id: i64) -> bool {
+        !self.removed.is_empty() && self.removed.contains(&id)
+    }
+
     // ---- writing (used by sync on its private copy) ----
 
     pub(crate) fn put_document(&mut self, doc: DocumentRecord) {

@@ -43,23 +43,85 @@ fn allowed_documents(snap: &Snapshot, opts: &SearchOptions) -> Arc<Vec<bool>> {
     Arc::new(allowed)
 }
 
-/// Top `n` `(chunk id, cosine)` over the allowed documents.
-fn dense_pool(snap: &Snapshot, query: &[f32], allowed: &[bool], n: usize) -> Vec<(i64, f32)> {
-    let mut scored: Vec<(i64, f32)> = snap
-        .chunks()
-        .filter(|(c, _)| {
-            allowed
-                .get(c.document_id as usize)
-                .copied()
-                .unwrap_or(false)
-        })
-        .map(|(c, v)| (c.id, dot(query, v)))
-        .collect();
+/// Top `n` `(chunk id, cosine)` over the allowed documents; a folder of more than
+/// [`PARALLEL_SCAN_CHUNKS`] chunks is scanned on every core.
+pub(crate) fn dense_pool(
+    snap: &Snapshot,
+    query: &[f32],
+    allowed: &[bool],
+    n: usize,
+) -> Vec<(i64, f32)> {
+    let threads = if snap.chunk_count() >= PARALLEL_SCAN_CHUNKS {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    } else {
+        1
+    };
+    dense_pool_on(snap, query, allowed, n, threads)
+}
+
+/// Folders with at least this many chunks have their exact dense scan split over threads:
+/// below it a scan takes under ~2 ms and starting threads would cost more than it saves.
+const PARALLEL_SCAN_CHUNKS: usize = 50_000;
+
+/// [`dense_pool`] on `threads` threads: each keeps its run's best `n`, whose union holds the
+/// best `n` of all (the order is total: score, then chunk id).
+pub(crate) fn dense_pool_on(
+    snap: &Snapshot,
+    query: &[f32],
+    allowed: &[bool],
+    n: usize,
+    threads: usize,
+) -> Vec<(i64, f32)> {
     let by_score = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if scored.len() > n {
-        scored.select_nth_unstable_by(n, by_score);
-        scored.truncate(n);
-    }
+    let best = |mut scored: Vec<(i64, f32)>| {
+        if scored.len() > n {
+            scored.select_nth_unstable_by(n, by_score);
+            scored.truncate(n);
+        }
+        scored
+    };
+    let dim = snap.dim.max(1);
+    let score_run = |(chunks, vectors): (&[ragdown_index::ChunkRecord], &[f32])| {
+        let scored = chunks
+            .iter()
+            .zip(vectors.chunks_exact(dim))
+            .filter(|(c, _)| {
+                allowed
+                    .get(c.document_id as usize)
+                    .copied()
+                    .unwrap_or(false)
+                    && !snap.is_removed(c.id)
+            })
+            .map(|(c, v)| (c.id, dot(query, v)))
+            .collect();
+        best(scored)
+    };
+    let runs = snap.chunk_runs(threads);
+    let mut scored: Vec<(i64, f32)> = if threads <= 1 {
+        runs.into_iter().flat_map(score_run).collect()
+    } else {
+        // Runs are dealt round-robin so each thread gets about one share of the chunks.
+        let score_runs = |k: usize| -> Vec<(i64, f32)> {
+            runs.iter()
+                .skip(k)
+                .step_by(threads)
+                .flat_map(|run| score_run(*run))
+                .collect()
+        };
+        std::thread::scope(|scope| {
+            let others: Vec<_> = (1..threads)
+                .map(|k| scope.spawn(move || score_runs(k)))
+                .collect();
+            let mut all = score_runs(0);
+            for other in others {
+                // A scan thread only computes dot products: it cannot panic short of a bug,
+                // and then its part is left out rather than failing the search.
+                all.extend(other.join().unwrap_or_default());
+            }
+            all
+        })
+    };
+    scored = best(scored);
     scored.sort_by(by_score);
     scored
 }

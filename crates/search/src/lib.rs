@@ -161,5 +161,12 @@ impl Hit {
     }
 }
 
+/// The exact dense scan a search runs, over every document: the best `n` `(chunk id,
+/// cosine)` for `query`, best first (for benchmarks of the scan alone).
+pub fn dense_top(snap: &ragdown_index::Snapshot, query: &[f32], n: usize) -> Vec<(i64, f32)> {
+    let allowed = vec![true; snap.max_document_id() as usize + 1];
+    hybrid::dense_pool(snap, query, &allowed, n)
+}
+
 #[cfg(test)]
 mod tests;

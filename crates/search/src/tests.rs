@@ -250,3 +250,55 @@ fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
     assert_eq!(hits[0].heading, "Svc › Settings", "{:?}", paths(&hits));
     assert!(hits[0].sources.contains(&Source::Section));
 }
+
+/// The exact dense scan split over threads finds what one thread finds, in the same order,
+/// removed chunks (an edited document's old sections) and filtered-out documents included.
+#[test]
+fn a_scan_split_over_threads_finds_what_one_thread_finds() {
+    let files: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("notes/n{i}.md"),
+                format!(
+                    "# Note {i}\n\nbackup restore {}\n\n## Part\n\nrotation keys {}\n",
+                    "alpha ".repeat(i % 7),
+                    "beta ".repeat(i % 5)
+                ),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let (index, docs, _x) = index_of(&refs);
+    std::fs::write(
+        docs.path().join("notes/n3.md"),
+        "# Note 3\n\nedited backup words\n",
+    )
+    .unwrap();
+    index.sync().unwrap();
+    let snap = index.snapshot();
+    let mut allowed = vec![true; snap.max_document_id() as usize + 1];
+    allowed[1] = false;
+    let embedder = HashEmbedder::new(256);
+    for query in ["backup restore", "rotation keys beta", "edited words"] {
+        let vector = ragdown_embed::Embedder::embed_query(&embedder, query).unwrap();
+        let one = hybrid::dense_pool_on(&snap, &vector, &allowed, 7, 1);
+        assert_eq!(one.len(), 7);
+        for threads in [2, 3, 8] {
+            let split = hybrid::dense_pool_on(&snap, &vector, &allowed, 7, threads);
+            assert_eq!(split, one, "{query} on {threads} threads");
+        }
+        let ids: std::collections::HashSet<i64> = snap.chunks().map(|(c, _)| c.id).collect();
+        assert!(
+            one.iter().all(|(id, _)| ids.contains(id)),
+            "only live chunks"
+        );
+        assert!(
+            one.iter()
+                .all(|(id, _)| snap.chunk(*id).is_some_and(|(c, _)| c.document_id != 1)),
+            "only allowed documents"
+        );
+    }
+}

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bm25::{BM25_VERSION, TermFrequencies};
 pub use index::{Index, recorded_embedder};
-pub use snapshot::{ChunkRecord, Snapshot};
+pub use snapshot::{ChunkRecord, ChunkRun, Snapshot};
 pub use sync::SyncReport;
 
 /// Default largest file indexed (`RAGDOWN_MAX_FILE_BYTES`).

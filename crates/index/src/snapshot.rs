@@ -1,5 +1,5 @@
-//! The read view searches use: every document record and every chunk with its vector, held in
-//! memory as immutable segments behind `Arc`s, so a search holds a consistent view while a
+//! The read view searches use: every document record and every chunk with its vector (as
+//! int8, [`ragdown_embed::int8`]), held in memory as immutable segments behind `Arc`s, so a search holds a consistent view while a
 //! sync builds the next one, and publishing a view costs little more than cloning a few maps.
 //!
 //! Chunk ids only grow (SQLite AUTOINCREMENT), so segments cover increasing id ranges and a
@@ -8,6 +8,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+use ragdown_embed::int8::{Int8Vector, quantize};
 
 use crate::DocumentRecord;
 use crate::store::StoredChunk;
@@ -25,13 +27,18 @@ pub struct ChunkRecord {
     pub text: String,
 }
 
+/// Chunks of increasing id with their vectors, as int8 ([`Int8Vector`]): a quarter of the
+/// memory of f32, and a quarter of the bytes an exact scan streams.
 #[derive(Debug, Clone)]
 pub struct Segment {
     chunks: Vec<ChunkRecord>,
-    vectors: Vec<f32>,
-    /// Piece vectors of every chunk, one after another; chunk `i`'s are the floats from
-    /// `piece_starts[i]` to `piece_starts[i + 1]`.
-    piece_vectors: Vec<f32>,
+    /// Chunk `i`'s vector is `vectors[i * dim..(i + 1) * dim]` times `scales[i]`.
+    vectors: Vec<i8>,
+    scales: Vec<f32>,
+    /// Piece vectors of every chunk, one after another, with one scale each; chunk `i`'s are
+    /// pieces `piece_starts[i]` to `piece_starts[i + 1]`.
+    piece_vectors: Vec<i8>,
+    piece_scales: Vec<f32>,
     piece_starts: Vec<usize>,
 }
 
@@ -40,26 +47,73 @@ impl Default for Segment {
         Self {
             chunks: Vec::new(),
             vectors: Vec::new(),
+            scales: Vec::new(),
             piece_vectors: Vec::new(),
+            piece_scales: Vec::new(),
             piece_starts: vec![0],
         }
     }
 }
 
 impl Segment {
-    fn push(&mut self, record: ChunkRecord, vector: &[f32], pieces: &[f32]) {
+    /// Adds a chunk with its f32 vector and its pieces' (`dim` floats each, one after another).
+    fn push(&mut self, record: ChunkRecord, vector: &[f32], pieces: &[f32], dim: usize) {
         self.chunks.push(record);
-        self.vectors.extend_from_slice(vector);
-        self.piece_vectors.extend_from_slice(pieces);
-        self.piece_starts.push(self.piece_vectors.len());
+        self.scales.push(quantize(vector, &mut self.vectors));
+        for piece in pieces.chunks_exact(dim.max(1)) {
+            self.piece_scales
+                .push(quantize(piece, &mut self.piece_vectors));
+        }
+        self.piece_starts.push(self.piece_scales.len());
     }
 
-    fn pieces(&self, i: usize) -> &[f32] {
-        match (self.piece_starts.get(i), self.piece_starts.get(i + 1)) {
-            (Some(&start), Some(&end)) => &self.piece_vectors[start..end],
-            _ => &[],
+    /// Adds chunk `i` of `other` as it is stored (no second rounding).
+    fn push_from(&mut self, other: &Segment, i: usize, dim: usize) {
+        self.chunks.push(other.chunks[i].clone());
+        self.vectors
+            .extend_from_slice(&other.vectors[i * dim..(i + 1) * dim]);
+        self.scales.push(other.scales[i]);
+        let (start, end) = other.piece_range(i);
+        self.piece_vectors
+            .extend_from_slice(&other.piece_vectors[start * dim..end * dim]);
+        self.piece_scales
+            .extend_from_slice(&other.piece_scales[start..end]);
+        self.piece_starts.push(self.piece_scales.len());
+    }
+
+    fn vector(&self, i: usize, dim: usize) -> Int8Vector<'_> {
+        Int8Vector {
+            values: &self.vectors[i * dim..(i + 1) * dim],
+            scale: self.scales[i],
         }
     }
+
+    /// The range of chunk `i`'s pieces.
+    fn piece_range(&self, i: usize) -> (usize, usize) {
+        match (self.piece_starts.get(i), self.piece_starts.get(i + 1)) {
+            (Some(&start), Some(&end)) => (start, end),
+            _ => (0, 0),
+        }
+    }
+
+    fn pieces(&self, i: usize, dim: usize) -> impl Iterator<Item = Int8Vector<'_>> {
+        let (start, end) = self.piece_range(i);
+        (start..end).map(move |p| Int8Vector {
+            values: &self.piece_vectors[p * dim..(p + 1) * dim],
+            scale: self.piece_scales[p],
+        })
+    }
+}
+
+/// A run of consecutive chunks of one segment with their vectors, for scans split over
+/// threads (see [`Snapshot::chunk_runs`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkRun<'a> {
+    pub chunks: &'a [ChunkRecord],
+    /// `chunks.len() * dim` int8 components, chunk after chunk.
+    pub vectors: &'a [i8],
+    /// One scale per chunk.
+    pub scales: &'a [f32],
 }
 
 #[derive(Debug, Clone, Default)]
@@ -140,20 +194,17 @@ impl Snapshot {
     }
 
     /// A live chunk and its vector.
-    pub fn chunk(&self, id: i64) -> Option<(&ChunkRecord, &[f32])> {
+    pub fn chunk(&self, id: i64) -> Option<(&ChunkRecord, Int8Vector<'_>)> {
         let (segment, i) = self.locate(id)?;
-        Some((
-            &segment.chunks[i],
-            &segment.vectors[i * self.dim..(i + 1) * self.dim],
-        ))
+        Some((&segment.chunks[i], segment.vector(i, self.dim)))
     }
 
     /// The vectors of a live chunk's pieces (none for a chunk of one block).
-    pub fn pieces(&self, id: i64) -> impl Iterator<Item = &[f32]> {
-        let dim = self.dim.max(1);
+    pub fn pieces(&self, id: i64) -> impl Iterator<Item = Int8Vector<'_>> {
+        let dim = self.dim;
         self.locate(id)
-            .map_or(&[][..], |(segment, i)| segment.pieces(i))
-            .chunks_exact(dim)
+            .into_iter()
+            .flat_map(move |(segment, i)| segment.pieces(i, dim))
     }
 
     /// The chunks of one document in order.
@@ -169,21 +220,21 @@ impl Snapshot {
     }
 
     /// Every live chunk with its vector.
-    pub fn chunks(&self) -> impl Iterator<Item = (&ChunkRecord, &[f32])> {
+    pub fn chunks(&self) -> impl Iterator<Item = (&ChunkRecord, Int8Vector<'_>)> {
         let dim = self.dim;
         self.segments.iter().flat_map(move |s| {
             s.chunks
                 .iter()
                 .enumerate()
                 .filter(|(_, c)| !self.removed.contains(&c.id))
-                .map(move |(i, c)| (c, &s.vectors[i * dim..(i + 1) * dim]))
+                .map(move |(i, c)| (c, s.vector(i, dim)))
         })
     }
 
     /// Every chunk with its vectors, as runs of at most about `1 / parts` of them (each with
     /// the floats of its chunks' vectors), for scans split over threads. Runs may hold
     /// removed chunks: skip those [`Snapshot::is_removed`] names.
-    pub fn chunk_runs(&self, parts: usize) -> Vec<(&[ChunkRecord], &[f32])> {
+    pub fn chunk_runs(&self, parts: usize) -> Vec<ChunkRun<'_>> {
         let total: usize = self.segments.iter().map(|s| s.chunks.len()).sum();
         let run = total.div_ceil(parts.max(1)).max(1);
         let dim = self.dim;
@@ -191,8 +242,12 @@ impl Snapshot {
             .iter()
             .flat_map(|s| {
                 s.chunks.chunks(run).enumerate().map(move |(k, chunks)| {
-                    let start = k * run * dim;
-                    (chunks, &s.vectors[start..start + chunks.len() * dim])
+                    let first = k * run;
+                    ChunkRun {
+                        chunks,
+                        vectors: &s.vectors[first * dim..(first + chunks.len()) * dim],
+                        scales: &s.scales[first..first + chunks.len()],
+                    }
                 })
             })
             .collect()
@@ -229,7 +284,7 @@ impl Snapshot {
             .entry(c.record.document_id)
             .or_default()
             .push(c.record.id);
-        self.pending.push(c.record, &c.vector, &c.pieces);
+        self.pending.push(c.record, &c.vector, &c.pieces, self.dim);
     }
 
     /// Freezes chunks pushed since the last seal into a segment.
@@ -259,8 +314,7 @@ impl Snapshot {
         for segment in &self.segments {
             for (i, c) in segment.chunks.iter().enumerate() {
                 if !self.removed.contains(&c.id) {
-                    let vector = &segment.vectors[i * self.dim..(i + 1) * self.dim];
-                    merged.push(c.clone(), vector, segment.pieces(i));
+                    merged.push_from(segment, i, self.dim);
                 }
             }
         }

@@ -76,7 +76,18 @@ fn all_bm25(index: &Index, query: &str) -> Vec<i64> {
         .collect()
 }
 
-/// The snapshot must hold exactly what the records hold.
+/// A vector as the snapshot keeps it: its int8 components and scale.
+fn int8(vector: &[f32]) -> (Vec<i8>, f32) {
+    let mut values = Vec::new();
+    let scale = ragdown_embed::int8::quantize(vector, &mut values);
+    (values, scale)
+}
+
+fn owned(vector: ragdown_embed::int8::Int8Vector) -> (Vec<i8>, f32) {
+    (vector.values.to_vec(), vector.scale)
+}
+
+/// The snapshot must hold exactly what the records hold (as int8).
 fn assert_snapshot_matches_records(index: &Index) {
     let snap = index.snapshot();
     let mut store = index.store().unwrap();
@@ -85,9 +96,10 @@ fn assert_snapshot_matches_records(index: &Index) {
     assert_eq!(live, stored.iter().map(|c| c.record.id).collect::<Vec<_>>());
     for c in &stored {
         let (_, vector) = snap.chunk(c.record.id).unwrap();
-        assert_eq!(vector, &c.vector[..]);
-        let pieces: Vec<f32> = snap.pieces(c.record.id).flatten().copied().collect();
-        assert_eq!(pieces, c.pieces, "pieces of chunk {}", c.record.id);
+        assert_eq!(owned(vector), int8(&c.vector));
+        let pieces: Vec<(Vec<i8>, f32)> = snap.pieces(c.record.id).map(owned).collect();
+        let want: Vec<(Vec<i8>, f32)> = c.pieces.chunks_exact(snap.dim).map(int8).collect();
+        assert_eq!(pieces, want, "pieces of chunk {}", c.record.id);
     }
     assert_eq!(snap.document_count(), store.documents().unwrap().len());
 }
@@ -121,8 +133,8 @@ fn pieces_of_a_section_are_embedded_stored_and_reloaded() {
         let texts = ragdown_markdown::pieces::piece_texts("Svc", &settings.text);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let want = index.embedder().embed(&refs, TextKind::Document).unwrap();
-        let got: Vec<Vec<f32>> = snap.pieces(settings.id).map(<[f32]>::to_vec).collect();
-        assert_eq!(got, want);
+        let got: Vec<(Vec<i8>, f32)> = snap.pieces(settings.id).map(owned).collect();
+        assert_eq!(got, want.iter().map(|v| int8(v)).collect::<Vec<_>>());
         assert_snapshot_matches_records(&index);
 
         // Editing one row embeds the chunk and that row's piece; the other pieces are cached.

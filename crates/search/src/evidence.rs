@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use ragdown_embed::{TextKind, dot};
+use ragdown_embed::TextKind;
 use ragdown_index::{Index, TermFrequencies};
 
 use crate::SearchError;
@@ -61,7 +61,7 @@ pub fn background(index: &Index) -> Result<Option<f32>, SearchError> {
     for query in &vectors {
         sum += snap
             .chunks()
-            .map(|(_, v)| dot(query, v))
+            .map(|(_, v)| v.dot(query))
             .fold(f32::MIN, f32::max);
     }
     Ok(Some(sum / vectors.len().max(1) as f32))

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ragdown_embed::dot;
+use ragdown_embed::int8::{Int8Vector, ScanQuery};
 use ragdown_index::{Index, Snapshot};
 
 use crate::{
@@ -81,20 +81,39 @@ pub(crate) fn dense_pool_on(
         scored
     };
     let dim = snap.dim.max(1);
-    let score_run = |(chunks, vectors): (&[ragdown_index::ChunkRecord], &[f32])| {
-        let scored = chunks
+    let prepared = ScanQuery::new(query);
+    let score_run = |run: ragdown_index::ChunkRun| {
+        // A bounded buffer instead of every score: once it fills, it keeps its best `n` and
+        // admits only scores that could still be among them (ties included, so the order by
+        // chunk id stays exact).
+        let room = (4 * n).max(64);
+        let mut kept: Vec<(i64, f32)> = Vec::with_capacity(room);
+        let mut floor = f32::NEG_INFINITY;
+        let pairs = run
+            .chunks
             .iter()
-            .zip(vectors.chunks_exact(dim))
-            .filter(|(c, _)| {
-                allowed
-                    .get(c.document_id as usize)
-                    .copied()
-                    .unwrap_or(false)
-                    && !snap.is_removed(c.id)
-            })
-            .map(|(c, v)| (c.id, dot(query, v)))
-            .collect();
-        best(scored)
+            .zip(run.vectors.chunks_exact(dim).zip(run.scales));
+        for (c, (values, scale)) in pairs {
+            if !allowed
+                .get(c.document_id as usize)
+                .copied()
+                .unwrap_or(false)
+                || snap.is_removed(c.id)
+            {
+                continue;
+            }
+            let score = prepared.dot(values, *scale);
+            if score < floor {
+                continue;
+            }
+            kept.push((c.id, score));
+            if kept.len() == room {
+                kept = best(std::mem::take(&mut kept));
+                floor = kept.iter().map(|x| x.1).fold(f32::INFINITY, f32::min);
+                kept.reserve(room - kept.len());
+            }
+        }
+        best(kept)
     };
     let runs = snap.chunk_runs(threads);
     let mut scored: Vec<(i64, f32)> = if threads <= 1 {
@@ -128,10 +147,10 @@ pub(crate) fn dense_pool_on(
 
 /// How close a section is to a query: its own cosine, or its best piece's at
 /// [`PIECE_WEIGHT`], whichever is higher.
-fn section_similarity(snap: &Snapshot, id: i64, vector: &[f32], query: &[f32]) -> f32 {
+fn section_similarity(snap: &Snapshot, id: i64, vector: Int8Vector, query: &[f32]) -> f32 {
     snap.pieces(id)
-        .map(|piece| PIECE_WEIGHT * dot(query, piece))
-        .fold(dot(query, vector), f32::max)
+        .map(|piece| PIECE_WEIGHT * piece.dot(query))
+        .fold(vector.dot(query), f32::max)
 }
 
 /// The sections of the named `documents` and of the documents their best sections link to,
@@ -263,7 +282,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     };
 
     let mut candidates: HashMap<i64, Candidate> = HashMap::new();
-    let cosine = |id: i64| snap.chunk(id).map_or(0.0, |(_, v)| dot(&query_vector, v));
+    let cosine = |id: i64| snap.chunk(id).map_or(0.0, |(_, v)| v.dot(&query_vector));
     let mut add = |id: i64, score: f32, source: Source, similarity: f32| {
         let c = candidates.entry(id).or_insert(Candidate {
             similarity,
@@ -469,7 +488,7 @@ fn follow_links(
                     .filter_map(|c| {
                         snap.chunk(c.id).map(|(c, v)| {
                             let closeness = section_similarity(snap, c.id, v, query_vector);
-                            (closeness, dot(query_vector, v), c)
+                            (closeness, v.dot(query_vector), c)
                         })
                     })
                     .collect();

@@ -1,6 +1,5 @@
 use std::sync::Arc;
 
-use ragdown_embed::dot;
 use ragdown_embed::hash::HashEmbedder;
 use ragdown_index::{Index, IndexSettings};
 
@@ -240,7 +239,7 @@ fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
     let whole: Vec<(String, f32)> = snap
         .chunks()
         .filter(|(c, _)| c.heading.starts_with("Svc › "))
-        .map(|(c, v)| (c.heading.clone(), dot(&rest_vector, v)))
+        .map(|(c, v)| (c.heading.clone(), v.dot(&rest_vector)))
         .collect();
     assert!(
         whole[0].0.ends_with("Settings") && whole[0].1 < whole[1].1,

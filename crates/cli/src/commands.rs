@@ -42,6 +42,10 @@ pub enum Preload {
     /// Now, beside opening the index; searches answer from keywords until it is loaded (a
     /// server's first moments).
     AnswerMeanwhile,
+    /// Now, beside opening the index, when the records show a few changed files that the
+    /// sync to come will embed (a one-shot re-sync after an edit: the load overlaps reading
+    /// the index instead of following it); else when first needed.
+    ForSync,
 }
 
 /// Loads the embedder (downloading a preset on first use) and opens the index of `dir`: as
@@ -133,6 +137,15 @@ fn open_with(
             embedder.load_in_background(true);
             embedder
         }
+        Preload::ForSync => {
+            let few = role.is_primary()
+                && ragdown_index::pending_changes(&index_settings, embedder.id())
+                    .is_some_and(|n| (1..=ragdown_embed::lazy::QUICK_DOCUMENTS).contains(&n));
+            if few {
+                embedder.load_in_background(false);
+            }
+            embedder
+        }
         Preload::No => embedder,
     };
     // The primary may be creating the index right now: a reader or follower retries a while.
@@ -164,7 +177,8 @@ pub fn sync_dir(
 ) -> Result<(Arc<Index>, ragdown_index::SyncReport)> {
     let mut attempt = 0;
     let (index, report) = loop {
-        let Opened { index, role } = open_index(settings, dir, OnModelError::Fail)?;
+        let Opened { index, role } =
+            open_index_preloading(settings, dir, OnModelError::Fail, Preload::ForSync)?;
         if role.is_primary() {
             let report = sync_with_bar(&index)?;
             // The model loads on first use: indexing is when it must, so its failure fails

@@ -35,6 +35,26 @@ pub const QUICK_DOCUMENTS: usize = 8;
 
 pub struct LazyEmbedder {
     inner: Arc<Inner>,
+    /// The thread of a background load, which a one-shot process waits for before it exits
+    /// (see the `Drop` below).
+    background: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Drop for LazyEmbedder {
+    /// A one-shot process that started a load it then did not need (a re-sync whose edited
+    /// files held no new text) waits for it: leaving while ONNX Runtime builds a session on
+    /// another thread would run the library's exit-time destructors under it. Servers do not
+    /// wait: their load is always used, and a server stopping early should not linger.
+    fn drop(&mut self) {
+        if !self.inner.one_shot {
+            return;
+        }
+        let running = self.background.get_mut().ok().and_then(Option::take);
+        if let Some(thread) = running {
+            // A panicked load already left its outcome unset; nothing more to do.
+            let _ = thread.join();
+        }
+    }
 }
 
 struct Inner {
@@ -73,6 +93,7 @@ impl LazyEmbedder {
                 one_shot,
                 planned: AtomicUsize::new(usize::MAX),
             }),
+            background: Mutex::new(None),
         }
     }
 
@@ -174,13 +195,21 @@ impl Embedder for LazyEmbedder {
         let started = std::thread::Builder::new()
             .name("ragdown-model".into())
             .spawn(move || {
-                // A one-shot process preloads for its query; a server for everything.
+                // A one-shot process preloads for its query or a planned few documents; a
+                // server for everything.
                 let few = inner.one_shot;
                 inner.model(few).ok();
             });
-        if let Err(e) = started {
+        match started {
+            Ok(thread) => {
+                if let Ok(mut background) = self.background.lock() {
+                    // An earlier load's thread (if any) ends on the same outcome: no need to
+                    // keep it to wait for.
+                    *background = Some(thread);
+                }
+            }
             // Not fatal: the first text to embed loads the model instead.
-            tracing::warn!("could not start loading the model in the background: {e}");
+            Err(e) => tracing::warn!("could not start loading the model in the background: {e}"),
         }
     }
 }
@@ -313,5 +342,27 @@ mod tests {
         );
         assert!(lazy.embed_query("q").is_err());
         assert!(lazy.unavailable().unwrap().contains("768"));
+    }
+
+    #[test]
+    fn a_one_shot_process_waits_for_its_background_load_before_leaving() {
+        for one_shot in [true, false] {
+            let finished = Arc::new(AtomicBool::new(false));
+            let done = finished.clone();
+            let loader: Loader = Box::new(move |_| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                done.store(true, Ordering::SeqCst);
+                Ok(Arc::new(HashEmbedder::new(8)) as Arc<dyn Embedder>)
+            });
+            let lazy = LazyEmbedder::new("h", 8, 0.4, one_shot, loader);
+            lazy.load_in_background(false);
+            drop(lazy);
+            // A server's embedder leaves at once; a one-shot one only once the load is done.
+            assert_eq!(
+                finished.load(Ordering::SeqCst),
+                one_shot,
+                "one_shot {one_shot}"
+            );
+        }
     }
 }

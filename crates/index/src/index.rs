@@ -76,6 +76,38 @@ pub fn recorded_embedder(settings: &IndexSettings) -> Option<(String, usize)> {
     }
 }
 
+/// How many files of the folder may have changed since the records were written (see
+/// [`crate::sync`]: new, or of another size or modification time), read without opening the
+/// index: a one-shot sync that will embed a few documents starts loading the model while the
+/// index opens. `None` when there are no records yet or they were built with another embedder
+/// (then every document is embedded).
+pub fn pending_changes(settings: &IndexSettings, embedder_id: &str) -> Option<usize> {
+    if settings.records == store::RecordsLocation::DataDir
+        && !data_dir::records(&settings.data_dir).is_file()
+    {
+        return None;
+    }
+    let mut store = store::open(
+        &settings.records,
+        &settings.data_dir,
+        store::Creating::Never,
+    )
+    .ok()?;
+    if store.meta("embedder").ok()?? != embedder_id {
+        return None;
+    }
+    let documents = store.documents().ok()?;
+    let by_path: std::collections::HashMap<&str, &crate::DocumentRecord> =
+        documents.iter().map(|d| (d.path.as_str(), d)).collect();
+    let files = crate::walk::walk(&settings.root);
+    Some(
+        files
+            .iter()
+            .filter(|f| crate::sync::may_have_changed(f, by_path.get(f.path.as_str()).copied()))
+            .count(),
+    )
+}
+
 /// Opens the records, replacing a SQLite file that cannot be read as ours (derived data). A
 /// database that cannot be opened is an error: it may hold other servers' records.
 fn open_store(settings: &IndexSettings) -> Result<Box<dyn store::RecordStore>> {

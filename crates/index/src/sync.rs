@@ -342,10 +342,7 @@ impl Index {
             .collect();
         let candidates: Vec<&FileEntry> = files
             .iter()
-            .filter(|f| match run.working.document_by_path(&f.path) {
-                Some(d) => d.size != f.size || d.mtime_ns != f.mtime_ns,
-                None => true,
-            })
+            .filter(|f| may_have_changed(f, run.working.document_by_path(&f.path).map(|d| &**d)))
             .collect();
         run.report.unchanged = files.len() - candidates.len();
         self.embedder.plan(candidates.len());
@@ -738,6 +735,12 @@ fn markdown_text(path: &str, bytes: Vec<u8>) -> String {
             String::from_utf8_lossy(e.as_bytes()).into_owned()
         }
     }
+}
+
+/// Whether a file on disk may differ from its record (none yet, or another size or
+/// modification time): a sync reads and hashes exactly these.
+pub(crate) fn may_have_changed(file: &FileEntry, record: Option<&DocumentRecord>) -> bool {
+    record.is_none_or(|d| d.size != file.size || d.mtime_ns != file.mtime_ns)
 }
 
 #[cfg(test)]

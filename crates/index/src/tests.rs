@@ -926,3 +926,27 @@ fn a_follower_never_follows_records_rebuilt_for_another_embedder() {
         "memory still answers"
     );
 }
+
+#[test]
+fn pending_changes_counts_new_and_edited_files_from_the_records_alone() {
+    on_every_backend(|f| {
+        let id = ragdown_embed::Embedder::id(&HashEmbedder::new(64)).to_string();
+        f.write("a.md", "# A\n\nalpha\n");
+        f.write("b.md", "# B\n\nbeta\n");
+        // No records yet: everything will be embedded, no count.
+        if f.schema.is_none() {
+            assert_eq!(crate::pending_changes(&f.settings(65536), &id), None);
+        }
+        let index = f.open();
+        index.sync().unwrap();
+        drop(index);
+        assert_eq!(crate::pending_changes(&f.settings(65536), &id), Some(0));
+        f.write("b.md", "# B\n\nbeta, longer now\n");
+        f.write("c.md", "# C\n\ngamma\n");
+        std::fs::remove_file(f.docs.path().join("a.md")).unwrap();
+        // b edited and c new; a deleted needs no embedding.
+        assert_eq!(crate::pending_changes(&f.settings(65536), &id), Some(2));
+        // Records of another embedder are rebuilt whole: no count.
+        assert_eq!(crate::pending_changes(&f.settings(65536), "other"), None);
+    });
+}

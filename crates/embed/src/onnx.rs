@@ -107,7 +107,6 @@ impl OnnxEmbedder {
         library: &Path,
         build: crate::lazy::Build,
     ) -> Result<Self> {
-        let environment = ensure_runtime(library)?;
         let model = dir.join("model.onnx");
         let tokenizer_path = dir.join("tokenizer.json");
         for file in [&model, &tokenizer_path] {
@@ -123,7 +122,8 @@ impl OnnxEmbedder {
             crate::lazy::Build::Full => GraphOptimizationLevel::Level3,
             crate::lazy::Build::Quick => GraphOptimizationLevel::Disable,
         };
-        let build = || -> std::result::Result<Session, String> {
+        let serving = build == crate::lazy::Build::Full;
+        let build = |environment| -> std::result::Result<Session, String> {
             let text = |e: ort::Error<_>| e.to_string();
             let mut builder = Session::builder(environment)
                 .map_err(|e| e.to_string())?
@@ -138,16 +138,20 @@ impl OnnxEmbedder {
                 // `bench --live-files 100`): indexing under ten searching threads 2.9 -> 6.2
                 // sections/s, their p95 158 -> 147 ms, warm query p50 9.7 -> 7.4 ms; a first
                 // index alone 19.5-25.2 s -> 18.7-19.9 s. An idle server runs no operator,
-                // so nothing spins.
-                .with_intra_op_spinning(true)
+                // so nothing spins. A one-shot process does not spin: its main thread is
+                // still opening the index while the session builds, and a spinning worker
+                // took that core from it (one-edit re-sync on real-dev, median of 12:
+                // 265 -> 252 ms).
+                .with_intra_op_spinning(serving)
                 .map_err(text)?;
             builder.commit_from_file(&model).map_err(|e| e.to_string())
         };
-        // The tokenizer (~20 ms of JSON) loads on a second core while ONNX Runtime builds
-        // the session (~220 ms): a one-shot CLI query waits for both.
+        // The tokenizer (~20-60 ms of JSON) loads on a second core while ONNX Runtime loads
+        // (~20 ms) and builds the session (~60 ms unoptimised, ~220 ms optimised): a one-shot
+        // CLI query waits for both.
         let (session, tokenizer) = std::thread::scope(|scope| {
             let tokenizer = scope.spawn(|| load_tokenizer(&tokenizer_path, preset));
-            let session = build();
+            let session = ensure_runtime(library).map(build);
             let tokenizer = tokenizer.join().unwrap_or_else(|_| {
                 Err(EmbedError::Tokenizer(format!(
                     "{}: the loading thread panicked",
@@ -156,7 +160,7 @@ impl OnnxEmbedder {
             });
             (session, tokenizer)
         });
-        let session = session.map_err(model_error)?;
+        let session = session?.map_err(model_error)?;
         let tokenizer = tokenizer?;
         let needs_token_types = session
             .inputs()
@@ -169,6 +173,16 @@ impl OnnxEmbedder {
             .find(|n| n == "last_hidden_state")
             .or_else(|| session.outputs().first().map(|o| o.name().to_string()))
             .ok_or_else(|| model_error("the model has no outputs".into()))?;
+        // The vector's length as the model declares it (the output's last axis); a model
+        // that leaves it dynamic is asked with a probe below.
+        let declared_dim = session
+            .outputs()
+            .iter()
+            .find(|o| o.name() == output)
+            .and_then(|o| o.dtype().tensor_shape())
+            .and_then(|shape| shape.last().copied())
+            .and_then(|d| usize::try_from(d).ok())
+            .filter(|&d| d > 0);
         let mut embedder = Self {
             lane: SessionLane {
                 session: Mutex::new(session),
@@ -181,10 +195,18 @@ impl OnnxEmbedder {
             output,
             queries: crate::combine::Combiner::new(BATCH),
         };
-        embedder.dim = embedder
-            .embed(&["dimension probe"], TextKind::Document)?
-            .first()
-            .map_or(0, Vec::len);
+        // A session's first run pays its setup (~30 ms beside the run itself). A server
+        // pays it here, while it loads, with a probe run, so its first search does not; a
+        // one-shot process whose model declares its dimension runs nothing more than the
+        // texts it came for (one-edit re-sync on real-dev: the probe and the edit's run
+        // ~95 ms -> the run alone ~60 ms).
+        embedder.dim = match declared_dim {
+            Some(dim) if !serving => dim,
+            _ => embedder
+                .embed(&["dimension probe"], TextKind::Document)?
+                .first()
+                .map_or(0, Vec::len),
+        };
         Ok(embedder)
     }
 

@@ -13,13 +13,16 @@ use ragdown_markdown::links::join_relative;
 use ragdown_markdown::{Chunk, LinkKind};
 
 use crate::snapshot::{ChunkRecord, Snapshot};
-use crate::store::{NewChunk, StoredChunk};
+use crate::store::{self, NewChunk, StoredChunk};
 use crate::walk::{FileEntry, walk};
 use crate::{DocumentRecord, Index, LinkRecord, Result};
 
 /// Chunks gathered before the embedder runs: large enough for full batches, small enough
 /// that searches see progress during a first index.
 const BATCH_CHUNKS: usize = 256;
+/// A sync that added, replaced or removed more files than this sweeps the whole vector
+/// cache for unused vectors (~10 ms per 10,000 cached vectors); fewer, only those released.
+const SWEEP_ALL_CHANGES: usize = 16;
 /// How often a long sync makes its progress visible to searches.
 const PUBLISH_EVERY: Duration = Duration::from_secs(1);
 const BM25_COMMIT_EVERY: Duration = Duration::from_secs(5);
@@ -392,9 +395,18 @@ impl Index {
             run.working.compact();
             run.working.refresh_superseded();
             self.publish(Arc::new(run.working));
-            if run.report.updated + run.report.removed > 0 {
-                let dropped = self.store()?.collect_unused_vectors()?;
-                tracing::debug!(dropped, "dropped unused cached vectors");
+            // A sync of a few edits looks only at the vectors its replaced sections used; one
+            // that changed many files (a first index, a rebuild that kept the cache, a branch
+            // switch) sweeps the whole cache, which also finds what an interrupted sync left.
+            let sweep_all = changed > SWEEP_ALL_CHANGES;
+            if run.report.updated + run.report.removed > 0 || sweep_all {
+                let sweep = if sweep_all {
+                    store::Sweep::All
+                } else {
+                    store::Sweep::Released
+                };
+                let dropped = self.store()?.collect_unused_vectors(sweep)?;
+                tracing::debug!(dropped, ?sweep, "dropped unused cached vectors");
             }
         }
         run.report.elapsed = started.elapsed();

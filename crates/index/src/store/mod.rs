@@ -209,14 +209,27 @@ pub trait RecordStore: Send {
     /// Forgets journal entries a BM25 index committed at generation `upto` no longer needs.
     fn prune_journal(&mut self, upto: u64) -> Result<()>;
 
-    /// Drops cached vectors no chunk uses any more.
-    fn collect_unused_vectors(&mut self) -> Result<usize>;
+    /// Drops cached vectors no chunk or piece uses any more: with [`Sweep::Released`] only
+    /// among those the replaced and removed documents used since the last collection, with
+    /// [`Sweep::All`] over the whole cache. Returns how many were dropped.
+    fn collect_unused_vectors(&mut self, sweep: Sweep) -> Result<usize>;
 
     fn document_id(&mut self, path: &str) -> Result<Option<i64>>;
 }
 
 /// Opens the records `location` names for the index in `data_dir`; records in a database are
 /// made only as `creating` allows (a data dir's are made whenever missing).
+/// How much of the vector cache [`RecordStore::collect_unused_vectors`] looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// The vectors the documents replaced or removed since the last collection used: a
+    /// lookup each (real-dev, one edit: ~0.2 ms instead of ~10 ms).
+    Released,
+    /// Every cached vector: also finds what a crash between a write and its collection, or
+    /// a rebuild that kept the cache, left behind.
+    All,
+}
+
 pub fn open(
     location: &RecordsLocation,
     data_dir: &Path,

@@ -6,7 +6,7 @@
 //!
 //! Knows nothing of which server is primary: that is coordination, not records.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls, Row, Transaction};
 
 use super::{
-    NewChunk, RecordStore, StoredChunk, attach_pieces, blob_to_vector, json_list, list_json,
+    NewChunk, RecordStore, StoredChunk, Sweep, attach_pieces, blob_to_vector, json_list, list_json,
     vector_to_blob,
 };
 use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
@@ -109,6 +109,8 @@ pub struct PostgresStore {
     /// The primary's epoch its writes are fenced at (see `database_lock`): a write is refused
     /// once another server has become the primary. `None` writes unfenced (the CLI alone, tests).
     epoch: Option<i64>,
+    /// Vector keys of the chunks and pieces replaced or removed since the last collection.
+    released: HashSet<[u8; 32]>,
 }
 
 impl PostgresStore {
@@ -129,6 +131,7 @@ impl PostgresStore {
             url: url.to_string(),
             schema: schema.to_string(),
             epoch: None,
+            released: HashSet::new(),
         };
         store.migrate(creating)?;
         Ok(store)
@@ -442,6 +445,7 @@ impl RecordStore for PostgresStore {
                 ],
             )?
             .try_get(0)?;
+        let released = used_keys(&mut tx, id)?;
         tx.execute("DELETE FROM chunks WHERE document_id = $1", &[&id])?;
         let insert_chunk = tx.prepare(
             "INSERT INTO chunks(document_id, ord, line_start, line_end, heading, breadcrumb,
@@ -473,6 +477,7 @@ impl RecordStore for PostgresStore {
             ids.push(chunk_id);
         }
         tx.commit()?;
+        self.released.extend(released);
         Ok((id, ids, generation))
     }
 
@@ -488,8 +493,13 @@ impl RecordStore for PostgresStore {
         let epoch = self.epoch;
         let mut tx = self.client()?.transaction()?;
         let generation = next_generation(&mut tx, path, epoch)?;
+        let released = match tx.query_opt("SELECT id FROM documents WHERE path = $1", &[&path])? {
+            Some(row) => used_keys(&mut tx, row.try_get(0)?)?,
+            None => Vec::new(),
+        };
         tx.execute("DELETE FROM documents WHERE path = $1", &[&path])?;
         tx.commit()?;
+        self.released.extend(released);
         Ok(generation)
     }
 
@@ -523,13 +533,26 @@ impl RecordStore for PostgresStore {
         Ok(())
     }
 
-    fn collect_unused_vectors(&mut self) -> Result<usize> {
-        let dropped = self.client()?.execute(
-            "DELETE FROM vectors v WHERE NOT EXISTS
-                     (SELECT 1 FROM chunks c WHERE c.vector_key = v.key)
-                 AND NOT EXISTS (SELECT 1 FROM pieces p WHERE p.vector_key = v.key)",
-            &[],
-        )?;
+    fn collect_unused_vectors(&mut self, sweep: Sweep) -> Result<usize> {
+        let released: Vec<Vec<u8>> = std::mem::take(&mut self.released)
+            .into_iter()
+            .map(|key| key.to_vec())
+            .collect();
+        let dropped = match sweep {
+            Sweep::All => self.client()?.execute(
+                "DELETE FROM vectors v WHERE NOT EXISTS
+                         (SELECT 1 FROM chunks c WHERE c.vector_key = v.key)
+                     AND NOT EXISTS (SELECT 1 FROM pieces p WHERE p.vector_key = v.key)",
+                &[],
+            )?,
+            Sweep::Released if released.is_empty() => 0,
+            Sweep::Released => self.client()?.execute(
+                "DELETE FROM vectors v WHERE v.key = ANY($1)
+                     AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.vector_key = v.key)
+                     AND NOT EXISTS (SELECT 1 FROM pieces p WHERE p.vector_key = v.key)",
+                &[&released],
+            )?,
+        };
         Ok(dropped as usize)
     }
 
@@ -652,6 +675,22 @@ fn chunk_record(r: &Row) -> Result<ChunkRecord> {
 
 fn no_params() -> std::iter::Empty<&'static (dyn postgres::types::ToSql + Sync)> {
     std::iter::empty()
+}
+
+/// The vector keys document `id`'s chunks and pieces use (read before they are deleted).
+fn used_keys(tx: &mut Transaction<'_>, id: i64) -> Result<Vec<[u8; 32]>> {
+    let rows = tx.query(
+        "SELECT vector_key FROM chunks WHERE document_id = $1
+         UNION SELECT p.vector_key FROM pieces p JOIN chunks c ON c.id = p.chunk_id
+             WHERE c.document_id = $1",
+        &[&id],
+    )?;
+    let mut keys = Vec::with_capacity(rows.len());
+    for row in rows {
+        let key: Vec<u8> = row.try_get(0)?;
+        keys.extend(super::key_of(&key));
+    }
+    Ok(keys)
 }
 
 fn set_meta(client: &mut impl postgres::GenericClient, key: &str, value: &str) -> Result<()> {

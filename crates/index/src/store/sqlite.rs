@@ -1,13 +1,13 @@
 //! The records in SQLite (WAL mode) in the index's data dir: the default engine, for one
 //! machine. Readers on the same host open the same file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    NewChunk, RecordStore, StoredChunk, attach_pieces, blob_to_vector, json_list, list_json,
+    NewChunk, RecordStore, StoredChunk, Sweep, attach_pieces, blob_to_vector, json_list, list_json,
     vector_to_blob,
 };
 use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
@@ -60,6 +60,8 @@ const LOAD_MMAP_BYTES: i64 = 1 << 32;
 /// One index's records in `records.sqlite`.
 pub struct SqliteStore {
     conn: Connection,
+    /// Vector keys of the chunks and pieces replaced or removed since the last collection.
+    released: HashSet<[u8; 32]>,
 }
 
 /// A chunk's record from the first eight columns of `row`: id, document_id, ord,
@@ -95,7 +97,10 @@ impl SqliteStore {
         conn.execute_batch(SCHEMA)?;
         // A quick read proves the file is a database of ours, not foreign bytes.
         conn.query_row("SELECT count(*) FROM documents", [], |r| r.get::<_, i64>(0))?;
-        Ok(Self { conn })
+        Ok(Self {
+            conn,
+            released: HashSet::new(),
+        })
     }
 
     /// [`RecordStore::chunks`] of the whole index by three sequential scans — the vector
@@ -311,6 +316,7 @@ impl RecordStore for SqliteStore {
             ],
             |r| r.get(0),
         )?;
+        let released = used_keys(&tx, id)?;
         tx.execute("DELETE FROM chunks WHERE document_id = ?1", [id])?;
         let mut ids = Vec::with_capacity(chunks.len());
         {
@@ -343,6 +349,7 @@ impl RecordStore for SqliteStore {
             }
         }
         tx.commit()?;
+        self.released.extend(released);
         Ok((id, ids, generation))
     }
 
@@ -359,8 +366,18 @@ impl RecordStore for SqliteStore {
     fn remove_document(&mut self, path: &str) -> Result<u64> {
         let tx = self.conn.transaction()?;
         let generation = next_generation(&tx, path)?;
+        let id: Option<i64> = tx
+            .query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let released = match id {
+            Some(id) => used_keys(&tx, id)?,
+            None => Vec::new(),
+        };
         tx.execute("DELETE FROM documents WHERE path = ?1", [path])?;
         tx.commit()?;
+        self.released.extend(released);
         Ok(generation)
     }
 
@@ -384,14 +401,32 @@ impl RecordStore for SqliteStore {
         tx.commit().map_err(IndexError::from)
     }
 
-    fn collect_unused_vectors(&mut self) -> Result<usize> {
-        self.conn
-            .execute(
-                "DELETE FROM vectors WHERE key NOT IN (SELECT vector_key FROM chunks)
-                     AND key NOT IN (SELECT vector_key FROM pieces)",
-                [],
-            )
-            .map_err(IndexError::from)
+    fn collect_unused_vectors(&mut self, sweep: Sweep) -> Result<usize> {
+        let released = std::mem::take(&mut self.released);
+        if sweep == Sweep::All {
+            return self
+                .conn
+                .execute(
+                    "DELETE FROM vectors WHERE key NOT IN (SELECT vector_key FROM chunks)
+                         AND key NOT IN (SELECT vector_key FROM pieces)",
+                    [],
+                )
+                .map_err(IndexError::from);
+        }
+        let tx = self.conn.transaction()?;
+        let mut dropped = 0;
+        {
+            let mut stmt = tx.prepare_cached(
+                "DELETE FROM vectors WHERE key = ?1
+                     AND NOT EXISTS (SELECT 1 FROM chunks WHERE vector_key = ?1)
+                     AND NOT EXISTS (SELECT 1 FROM pieces WHERE vector_key = ?1)",
+            )?;
+            for key in &released {
+                dropped += stmt.execute([&key[..]])?;
+            }
+        }
+        tx.commit()?;
+        Ok(dropped)
     }
 
     fn document_id(&mut self, path: &str) -> Result<Option<i64>> {
@@ -402,6 +437,20 @@ impl RecordStore for SqliteStore {
             .optional()
             .map_err(IndexError::from)
     }
+}
+
+/// The vector keys document `id`'s chunks and pieces use (read before they are deleted).
+fn used_keys(conn: &Connection, id: i64) -> Result<Vec<[u8; 32]>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT vector_key FROM chunks WHERE document_id = ?1
+         UNION SELECT p.vector_key FROM pieces p JOIN chunks c ON c.id = p.chunk_id
+             WHERE c.document_id = ?1",
+    )?;
+    let keys = stmt
+        .query_map([id], |r| r.get::<_, Vec<u8>>(0))?
+        .filter_map(|key| key.map(|k| super::key_of(&k)).transpose())
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(keys)
 }
 
 fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {

@@ -162,6 +162,35 @@ fn replacing_a_document_keeps_its_id_and_journals_each_change() {
 }
 
 #[test]
+fn a_released_sweep_drops_only_what_replaced_and_removed_documents_no_longer_use() {
+    every_store(|store| {
+        // a.md uses 1, 2, 11, 12; b.md 30, 31, 40, 41; c.md 1 (shared with a.md), 2, 11, 12.
+        write(store, "a.md", 1);
+        write(store, "b.md", 30);
+        write(store, "c.md", 1);
+        // Cached but never used: only a whole sweep finds it.
+        store.put_vectors(&[(key(99), vector(99))]).unwrap();
+        // a.md is rewritten with 50, 51, 60, 61: its old keys are still c.md's.
+        write(store, "a.md", 50);
+        assert_eq!(store.collect_unused_vectors(Sweep::Released).unwrap(), 0);
+        // b.md goes: its four keys are released and used by nothing else.
+        store.remove_document("b.md").unwrap();
+        assert_eq!(store.collect_unused_vectors(Sweep::Released).unwrap(), 4);
+        let left = |store: &mut dyn RecordStore, keys: &[u8]| {
+            let keys: Vec<[u8; 32]> = keys.iter().map(|k| key(*k)).collect();
+            store.cached_vectors(&keys).unwrap().len()
+        };
+        assert_eq!(left(store, &[30, 31, 40, 41]), 0);
+        assert_eq!(left(store, &[1, 2, 11, 12, 50, 51, 60, 61]), 8);
+        // Collecting forgets what it looked at: nothing more is released.
+        assert_eq!(store.collect_unused_vectors(Sweep::Released).unwrap(), 0);
+        assert_eq!(left(store, &[99]), 1);
+        assert_eq!(store.collect_unused_vectors(Sweep::All).unwrap(), 1);
+        assert_eq!(left(store, &[99]), 0);
+    });
+}
+
+#[test]
 fn the_vector_cache_keeps_the_first_vector_and_drops_unused_ones() {
     every_store(|store| {
         write(store, "a.md", 1);
@@ -173,7 +202,7 @@ fn the_vector_cache_keeps_the_first_vector_and_drops_unused_ones() {
         assert_eq!(cached[&key(1)], vector(1), "a cached key keeps its vector");
         assert_eq!(cached[&key(99)], vector(99));
         // 99 is used by no chunk or piece; 1, 2, 11 and 12 are.
-        assert_eq!(store.collect_unused_vectors().unwrap(), 1);
+        assert_eq!(store.collect_unused_vectors(Sweep::All).unwrap(), 1);
         assert_eq!(
             store
                 .cached_vectors(&[key(1), key(2), key(11), key(12), key(99)])

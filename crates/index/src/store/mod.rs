@@ -263,26 +263,48 @@ fn key_of(bytes: &[u8]) -> Option<[u8; 32]> {
 /// Stored chunks from the records' rows, joined in memory: each chunk's vector from the
 /// cache by its key, then its pieces' vectors. `chunks` and `pieces` must both come in chunk
 /// id order (pieces in their order within a chunk). A chunk whose vector is missing is left
-/// out, as a join in SQL would leave it.
+/// out, as a join in SQL would leave it. The cache is consumed: a vector's last user takes it
+/// instead of a copy, so opening holds each vector once, not twice (a million 384-dimension
+/// sections: 1.5 GB less at the peak).
 fn join_chunks(
-    vectors: &HashMap<[u8; 32], Vec<f32>>,
-    chunks: impl IntoIterator<Item = (ChunkRecord, Vec<u8>)>,
-    pieces: impl IntoIterator<Item = (i64, Vec<u8>)>,
+    mut vectors: HashMap<[u8; 32], Vec<f32>>,
+    chunks: Vec<(ChunkRecord, Vec<u8>)>,
+    pieces: Vec<(i64, Vec<u8>)>,
 ) -> Vec<StoredChunk> {
-    let vector_of = |key: &[u8]| key_of(key).and_then(|key| vectors.get(&key));
+    let mut users: HashMap<[u8; 32], usize> = HashMap::with_capacity(vectors.len());
+    for key in chunks
+        .iter()
+        .map(|c| &c.1)
+        .chain(pieces.iter().map(|p| &p.1))
+    {
+        if let Some(key) = key_of(key) {
+            *users.entry(key).or_default() += 1;
+        }
+    }
+    // The vector under `key` for one of its users: moved out for the last one.
+    let mut take = |key: &[u8]| -> Option<Vec<f32>> {
+        let key = key_of(key)?;
+        let left = users.get_mut(&key)?;
+        *left -= 1;
+        if *left == 0 {
+            vectors.remove(&key)
+        } else {
+            vectors.get(&key).cloned()
+        }
+    };
     let mut joined: Vec<StoredChunk> = chunks
         .into_iter()
         .filter_map(|(record, key)| {
             Some(StoredChunk {
                 record,
-                vector: vector_of(&key)?.clone(),
+                vector: take(&key)?,
                 pieces: Vec::new(),
             })
         })
         .collect();
     attach_pieces(
         &mut joined,
-        pieces.into_iter().map(|(id, key)| (id, vector_of(&key))),
+        pieces.into_iter().map(|(id, key)| (id, take(&key))),
     );
     joined
 }

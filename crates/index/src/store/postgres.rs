@@ -251,7 +251,7 @@ impl PostgresStore {
             .iter()
             .map(|r| Ok((r.try_get::<_, i64>(0)?, r.try_get::<_, Vec<u8>>(1)?)))
             .collect::<Result<Vec<_>>>()?;
-        Ok(super::join_chunks(&vectors, chunks, pieces))
+        Ok(super::join_chunks(vectors, chunks, pieces))
     }
 
     fn document_chunks(&mut self, document_id: i64) -> Result<Vec<StoredChunk>> {

@@ -129,7 +129,7 @@ impl SqliteStore {
         let pieces = stmt
             .query_map([], |r| Ok((r.get::<_, i64>(0)?, blob(r, 1)?.to_vec())))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(super::join_chunks(&vectors, chunks, pieces))
+        Ok(super::join_chunks(vectors, chunks, pieces))
     }
 
     /// One document's chunks with their vectors, in id order.

@@ -162,6 +162,23 @@ fn replacing_a_document_keeps_its_id_and_journals_each_change() {
 }
 
 #[test]
+fn sections_that_share_a_vector_each_load_it() {
+    every_store(|store| {
+        // Two documents with the same sections: every vector has two users.
+        write(store, "a.md", 1);
+        write(store, "c.md", 1);
+        let chunks = store.chunks(None).unwrap();
+        assert_eq!(chunks.len(), 4);
+        for pair in chunks.chunks(2) {
+            assert_eq!(pair[0].vector, vector(1));
+            assert_eq!(pair[0].pieces, [vector(11), vector(12)].concat());
+            assert_eq!(pair[1].vector, vector(2));
+            assert!(pair[1].pieces.is_empty());
+        }
+    });
+}
+
+#[test]
 fn a_released_sweep_drops_only_what_replaced_and_removed_documents_no_longer_use() {
     every_store(|store| {
         // a.md uses 1, 2, 11, 12; b.md 30, 31, 40, 41; c.md 1 (shared with a.md), 2, 11, 12.

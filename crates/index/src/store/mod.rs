@@ -217,8 +217,6 @@ pub trait RecordStore: Send {
     fn document_id(&mut self, path: &str) -> Result<Option<i64>>;
 }
 
-/// Opens the records `location` names for the index in `data_dir`; records in a database are
-/// made only as `creating` allows (a data dir's are made whenever missing).
 /// How much of the vector cache [`RecordStore::collect_unused_vectors`] looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sweep {
@@ -230,6 +228,8 @@ pub enum Sweep {
     All,
 }
 
+/// Opens the records `location` names for the index in `data_dir`; records in a database are
+/// made only as `creating` allows (a data dir's are made whenever missing).
 pub fn open(
     location: &RecordsLocation,
     data_dir: &Path,

@@ -445,7 +445,7 @@ impl RecordStore for PostgresStore {
                 ],
             )?
             .try_get(0)?;
-        let released = used_keys(&mut tx, id)?;
+        let released = used_keys(&mut tx, &doc.path)?;
         tx.execute("DELETE FROM chunks WHERE document_id = $1", &[&id])?;
         let insert_chunk = tx.prepare(
             "INSERT INTO chunks(document_id, ord, line_start, line_end, heading, breadcrumb,
@@ -493,10 +493,7 @@ impl RecordStore for PostgresStore {
         let epoch = self.epoch;
         let mut tx = self.client()?.transaction()?;
         let generation = next_generation(&mut tx, path, epoch)?;
-        let released = match tx.query_opt("SELECT id FROM documents WHERE path = $1", &[&path])? {
-            Some(row) => used_keys(&mut tx, row.try_get(0)?)?,
-            None => Vec::new(),
-        };
+        let released = used_keys(&mut tx, path)?;
         tx.execute("DELETE FROM documents WHERE path = $1", &[&path])?;
         tx.commit()?;
         self.released.extend(released);
@@ -677,13 +674,15 @@ fn no_params() -> std::iter::Empty<&'static (dyn postgres::types::ToSql + Sync)>
     std::iter::empty()
 }
 
-/// The vector keys document `id`'s chunks and pieces use (read before they are deleted).
-fn used_keys(tx: &mut Transaction<'_>, id: i64) -> Result<Vec<[u8; 32]>> {
+/// The vector keys the chunks and pieces of the document at `path` use (read before they are
+/// deleted); none when there is no such document.
+fn used_keys(tx: &mut Transaction<'_>, path: &str) -> Result<Vec<[u8; 32]>> {
     let rows = tx.query(
-        "SELECT vector_key FROM chunks WHERE document_id = $1
+        "SELECT c.vector_key FROM chunks c JOIN documents d ON d.id = c.document_id
+             WHERE d.path = $1
          UNION SELECT p.vector_key FROM pieces p JOIN chunks c ON c.id = p.chunk_id
-             WHERE c.document_id = $1",
-        &[&id],
+             JOIN documents d ON d.id = c.document_id WHERE d.path = $1",
+        &[&path],
     )?;
     let mut keys = Vec::with_capacity(rows.len());
     for row in rows {

@@ -316,7 +316,7 @@ impl RecordStore for SqliteStore {
             ],
             |r| r.get(0),
         )?;
-        let released = used_keys(&tx, id)?;
+        let released = used_keys(&tx, &doc.path)?;
         tx.execute("DELETE FROM chunks WHERE document_id = ?1", [id])?;
         let mut ids = Vec::with_capacity(chunks.len());
         {
@@ -366,15 +366,7 @@ impl RecordStore for SqliteStore {
     fn remove_document(&mut self, path: &str) -> Result<u64> {
         let tx = self.conn.transaction()?;
         let generation = next_generation(&tx, path)?;
-        let id: Option<i64> = tx
-            .query_row("SELECT id FROM documents WHERE path = ?1", [path], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        let released = match id {
-            Some(id) => used_keys(&tx, id)?,
-            None => Vec::new(),
-        };
+        let released = used_keys(&tx, path)?;
         tx.execute("DELETE FROM documents WHERE path = ?1", [path])?;
         tx.commit()?;
         self.released.extend(released);
@@ -403,6 +395,9 @@ impl RecordStore for SqliteStore {
 
     fn collect_unused_vectors(&mut self, sweep: Sweep) -> Result<usize> {
         let released = std::mem::take(&mut self.released);
+        if sweep == Sweep::Released && released.is_empty() {
+            return Ok(0);
+        }
         if sweep == Sweep::All {
             return self
                 .conn
@@ -439,15 +434,17 @@ impl RecordStore for SqliteStore {
     }
 }
 
-/// The vector keys document `id`'s chunks and pieces use (read before they are deleted).
-fn used_keys(conn: &Connection, id: i64) -> Result<Vec<[u8; 32]>> {
+/// The vector keys the chunks and pieces of the document at `path` use (read before they are
+/// deleted); none when there is no such document.
+fn used_keys(conn: &Connection, path: &str) -> Result<Vec<[u8; 32]>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT vector_key FROM chunks WHERE document_id = ?1
+        "SELECT c.vector_key FROM chunks c JOIN documents d ON d.id = c.document_id
+             WHERE d.path = ?1
          UNION SELECT p.vector_key FROM pieces p JOIN chunks c ON c.id = p.chunk_id
-             WHERE c.document_id = ?1",
+             JOIN documents d ON d.id = c.document_id WHERE d.path = ?1",
     )?;
     let keys = stmt
-        .query_map([id], |r| r.get::<_, Vec<u8>>(0))?
+        .query_map([path], |r| r.get::<_, Vec<u8>>(0))?
         .filter_map(|key| key.map(|k| super::key_of(&k)).transpose())
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(keys)

@@ -30,6 +30,13 @@ pub struct SystemArgs {
     /// Synthetic vectors for the exact-scan figure (0 skips it).
     #[arg(long, default_value_t = 1_000_000)]
     vectors: usize,
+    /// Also measure the pgvector HNSW pool over the same synthetic vectors in this PostgreSQL
+    /// database (pgvector installed; a schema of its own, dropped afterwards).
+    #[arg(long, value_name = "URL")]
+    pgvector: Option<String>,
+    /// Only the synthetic-vector figures: no corpus is indexed (DIR is not read).
+    #[arg(long)]
+    vectors_only: bool,
     #[arg(long)]
     json: bool,
 }
@@ -95,7 +102,7 @@ fn run_measured(args: &[&str], env: &[(&str, &Path)]) -> Result<Cost> {
 }
 
 /// The `p` quantile of `values`, through `ragdown bench`'s one percentile rule.
-fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
+pub(crate) fn percentile(mut values: Vec<f64>, p: f64) -> f64 {
     values.sort_by(f64::total_cmp);
     crate::bench::percentile(&values, p)
 }
@@ -274,50 +281,81 @@ struct ScanFigures {
 /// Exact top-10 by cosine over `count` random unit vectors of 384 dimensions through the dense
 /// search's own scan (`ragdown_search::dense_top` over a snapshot of that many sections, on
 /// every core), and how much of the f32 top-10 its int8 vectors keep.
-fn exact_scan(count: usize) -> ScanFigures {
-    const DIM: usize = 384;
-    const TOP: usize = 10;
-    // A small xorshift: reproducible vectors without a random-number dependency.
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-    };
-    let mut vectors = vec![0f32; count * DIM];
-    for v in vectors.chunks_mut(DIM) {
-        v.iter_mut().for_each(|x| *x = next());
-        ragdown_embed::normalize(v);
-    }
-    let snapshot = synthetic_snapshot(&vectors, DIM);
+fn exact_scan(synthetic: &Synthetic) -> ScanFigures {
+    let snapshot = synthetic_snapshot(&synthetic.vectors, DIM);
     let (mut times, mut found, mut wanted) = (Vec::new(), 0usize, 0usize);
-    for _ in 0..20 {
-        let mut query: Vec<f32> = (0..DIM).map(|_| next()).collect();
-        ragdown_embed::normalize(&mut query);
+    for (query, exact) in synthetic.queries.iter().zip(&synthetic.exact) {
         let started = Instant::now();
-        let best = ragdown_search::dense_top(&snapshot, &query, TOP);
+        let best = ragdown_search::dense_top(&snapshot, query, TOP);
         times.push(ms(started.elapsed()));
-        // The same top-10 in f32, one vector at a time (chunk ids are positions + 1).
-        let mut exact: Vec<(i64, f32)> = vectors
-            .chunks_exact(DIM)
-            .enumerate()
-            .map(|(i, v)| (i as i64 + 1, ragdown_embed::dot(&query, v)))
-            .collect();
-        if exact.len() > TOP {
-            exact.select_nth_unstable_by(TOP, |a, b| b.1.total_cmp(&a.1));
-            exact.truncate(TOP);
-        }
         wanted += exact.len();
         found += exact
             .iter()
-            .filter(|(id, _)| best.iter().any(|(got, _)| got == id))
+            .filter(|id| best.iter().any(|(got, _)| got == *id))
             .count();
     }
     ScanFigures {
         p50_ms: median(times),
         bytes_per_million: ((DIM + 4) * 1_000_000) as f64,
         recall_at_10: found as f64 / wanted.max(1) as f64,
+    }
+}
+
+/// The synthetic vectors' dimension and the results each query asks for.
+pub(crate) const DIM: usize = 384;
+pub(crate) const TOP: usize = 10;
+
+/// Random unit vectors of [`DIM`] dimensions (the hardest case for an approximate index: no
+/// clusters), 20 random queries and each query's exact top-[`TOP`] in f32 (chunk ids are
+/// positions + 1).
+pub(crate) struct Synthetic {
+    pub vectors: Vec<f32>,
+    pub queries: Vec<Vec<f32>>,
+    pub exact: Vec<Vec<i64>>,
+}
+
+impl Synthetic {
+    pub(crate) fn new(count: usize) -> Self {
+        // A small xorshift: reproducible vectors without a random-number dependency.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let mut vectors = vec![0f32; count * DIM];
+        for v in vectors.chunks_mut(DIM) {
+            v.iter_mut().for_each(|x| *x = next());
+            ragdown_embed::normalize(v);
+        }
+        let queries: Vec<Vec<f32>> = (0..20)
+            .map(|_| {
+                let mut query: Vec<f32> = (0..DIM).map(|_| next()).collect();
+                ragdown_embed::normalize(&mut query);
+                query
+            })
+            .collect();
+        let exact = queries
+            .iter()
+            .map(|query| {
+                let mut scored: Vec<(i64, f32)> = vectors
+                    .chunks_exact(DIM)
+                    .enumerate()
+                    .map(|(i, v)| (i as i64 + 1, ragdown_embed::dot(query, v)))
+                    .collect();
+                if scored.len() > TOP {
+                    scored.select_nth_unstable_by(TOP, |a, b| b.1.total_cmp(&a.1));
+                    scored.truncate(TOP);
+                }
+                scored.into_iter().map(|(id, _)| id).collect()
+            })
+            .collect();
+        Self {
+            vectors,
+            queries,
+            exact,
+        }
     }
 }
 
@@ -351,10 +389,81 @@ fn synthetic_snapshot(vectors: &[f32], dim: usize) -> ragdown_index::Snapshot {
             pieces: Vec::new(),
         })
         .collect();
-    ragdown_index::Snapshot::load(dim, documents, chunks)
+    ragdown_index::Snapshot::load(dim, true, documents, chunks)
+}
+
+/// The synthetic-vector figures: the exact in-memory scan, and the pgvector pool when asked.
+fn run_vectors(args: &SystemArgs) -> Result<Value> {
+    if args.vectors == 0 {
+        return Ok(Value::Null);
+    }
+    let say = |what: &str| {
+        if !args.json {
+            eprintln!("bench-system: {what}");
+        }
+    };
+    say(&format!("{} synthetic vectors", args.vectors));
+    let synthetic = Synthetic::new(args.vectors);
+    say("exact top-10 in memory");
+    let scan = exact_scan(&synthetic);
+    if !args.json {
+        println!(
+            "exact top-10 over {} × 384 (int8): p50 {:.1} ms, recall@10 of the f32 top-10 {:.3}, {:.0} MB of vectors per million sections",
+            args.vectors,
+            scan.p50_ms,
+            scan.recall_at_10,
+            scan.bytes_per_million / 1e6
+        );
+    }
+    let mut report = json!({
+        "vectors": args.vectors, "dim": DIM, "p50_ms": scan.p50_ms,
+        "recall_at_10": scan.recall_at_10,
+        "mb_per_million": scan.bytes_per_million / 1e6,
+    });
+    if let Some(url) = &args.pgvector {
+        say("pgvector: writing the records, building the HNSW index, querying");
+        let figures = crate::bench_pgvector::measure(url, &synthetic)?;
+        let walks: Vec<Value> = figures
+            .walks
+            .iter()
+            .map(|w| {
+                json!({"ef_search": w.ef_search, "p50_ms": w.p50_ms, "p95_ms": w.p95_ms,
+                       "recall_at_10": w.recall_at_10})
+            })
+            .collect();
+        report["pgvector"] = json!({
+            "write_s": figures.write_s, "build_s": figures.build_s, "walks": walks,
+            "join_with_vectors_s": figures.join_with_vectors_s,
+            "join_without_vectors_s": figures.join_without_vectors_s,
+        });
+        if !args.json {
+            println!(
+                "pgvector over the same vectors: records written in {:.0} s, table filled and HNSW built in {:.0} s",
+                figures.write_s, figures.build_s
+            );
+            for w in &figures.walks {
+                println!(
+                    "  ef_search {:>3}: top-10 p50 {:.1} / p95 {:.1} ms, recall@10 {:.3}",
+                    w.ef_search, w.p50_ms, w.p95_ms, w.recall_at_10
+                );
+            }
+            println!(
+                "  a joining server's snapshot from the records: {:.1} s with every vector (in-memory pool), {:.1} s without (pgvector pool)",
+                figures.join_with_vectors_s, figures.join_without_vectors_s
+            );
+        }
+    }
+    Ok(report)
 }
 
 pub fn run(args: &SystemArgs) -> Result<()> {
+    if args.vectors_only {
+        let report = run_vectors(args)?;
+        if args.json {
+            println!("{}", json!({ "exact_scan": report }));
+        }
+        return Ok(());
+    }
     let rounds = args.rounds.max(1);
     let work = tempfile::tempdir()?;
     let docs = work.path().join("docs");
@@ -427,13 +536,6 @@ pub fn run(args: &SystemArgs) -> Result<()> {
         client.close();
     }
 
-    let scan = if args.vectors > 0 {
-        say(&format!("exact top-10 over {} vectors", args.vectors));
-        Some(exact_scan(args.vectors))
-    } else {
-        None
-    };
-
     let walls = |costs: &[Cost]| median(costs.iter().map(|c| ms(c.wall)).collect());
     let peaks = |costs: &[Cost]| costs.iter().map(|c| c.peak_rss).max().unwrap_or(0);
     let report = json!({
@@ -446,13 +548,10 @@ pub fn run(args: &SystemArgs) -> Result<()> {
         "stdio_first_search_ms": median(first_answers),
         "stdio_warm_search_ms": {"p50": percentile(warm.clone(), 0.5), "p95": percentile(warm, 0.95)},
         "stdio_rss_mb": {"now": mb(server_memory.0), "peak": mb(server_memory.1)},
-        "exact_scan": scan.map(|scan| json!({
-            "vectors": args.vectors, "dim": 384, "p50_ms": scan.p50_ms,
-            "recall_at_10": scan.recall_at_10,
-            "mb_per_million": scan.bytes_per_million / 1e6,
-        })),
     });
     if args.json {
+        let mut report = report;
+        report["exact_scan"] = run_vectors(args)?;
         println!("{report}");
         return Ok(());
     }
@@ -486,14 +585,6 @@ pub fn run(args: &SystemArgs) -> Result<()> {
         mb(server_memory.0),
         mb(server_memory.1)
     );
-    if let Some(scan) = scan {
-        println!(
-            "exact top-10 over {} × 384 (int8): p50 {:.1} ms, recall@10 of the f32 top-10 {:.3}, {:.0} MB of vectors per million sections",
-            args.vectors,
-            scan.p50_ms,
-            scan.recall_at_10,
-            scan.bytes_per_million / 1e6
-        );
-    }
+    run_vectors(args)?;
     Ok(())
 }

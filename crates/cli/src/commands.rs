@@ -234,7 +234,7 @@ pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
 pub fn migrate(settings: &Settings, dir: &Path) -> Result<()> {
     let root = docs_dir(dir)?;
     let target = settings.records_for(&root);
-    let ragdown_index::store::RecordsLocation::Postgres { url, schema } = &target else {
+    let ragdown_index::store::RecordsLocation::Postgres { url, schema, .. } = &target else {
         anyhow::bail!(
             "set RAGDOWN_DATABASE_URL to the PostgreSQL database to move the index to (for \
              example postgres://user@host/db)"
@@ -319,13 +319,20 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
     // Where the records are, never with a password.
     let records = match &index.settings().records {
         ragdown_index::store::RecordsLocation::DataDir => "sqlite (in the data dir)".to_string(),
-        ragdown_index::store::RecordsLocation::Postgres { url, schema } => format!(
+        ragdown_index::store::RecordsLocation::Postgres { url, schema, .. } => format!(
             "postgres (schema {schema} of {})",
             ragdown_index::store::redact_url(url)
         ),
     };
+    let dense_pool = match index.settings().records.dense_pool() {
+        ragdown_index::store::DensePool::Memory => "memory".to_string(),
+        ragdown_index::store::DensePool::Pgvector { ef_search } => {
+            format!("pgvector (HNSW, ef_search {ef_search})")
+        }
+    };
     let value = json!({
         "records": index.records_backend(),
+        "dense_pool": dense_pool,
         "folder": index.settings().root,
         "data_dir": index.settings().data_dir,
         "documents": snap.document_count(),
@@ -339,7 +346,7 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
         println!("{value}");
     } else {
         println!(
-            "folder    {}\ndata dir  {}\nrecords   {records}\ndocuments {}\nchunks    {}\nembedder  {} ({} dimensions)",
+            "folder    {}\ndata dir  {}\nrecords   {records}\ndense     {dense_pool}\ndocuments {}\nchunks    {}\nembedder  {} ({} dimensions)",
             index.settings().root.display(),
             index.settings().data_dir.display(),
             snap.document_count(),

@@ -3,6 +3,7 @@
 //! no retrieval or storage logic of its own.
 
 mod bench;
+mod bench_pgvector;
 mod bench_system;
 mod commands;
 mod eval;

@@ -21,6 +21,10 @@ pub struct Settings {
     /// docs dir's name), and for `serve` the prefix of each folder's schema (default
     /// `ragdown`).
     pub database_schema: Option<String>,
+    /// `RAGDOWN_DENSE_POOL` (`memory`, the default, or `pgvector`) and
+    /// `RAGDOWN_HNSW_EF_SEARCH`: where searches find the closest sections (pgvector needs
+    /// `RAGDOWN_DATABASE_URL`).
+    pub dense_pool: ragdown_index::store::DensePool,
     /// `RAGDOWN_DOCS_DIR`.
     pub docs_dir: Option<PathBuf>,
     /// `RAGDOWN_WATCH`: follow changes with a file watcher (else poll every 60 s).
@@ -97,6 +101,28 @@ fn number<T: std::str::FromStr>(name: &str, default: T) -> Result<T> {
     }
 }
 
+/// `RAGDOWN_DENSE_POOL` and `RAGDOWN_HNSW_EF_SEARCH`; pgvector without a database is refused
+/// here, before anything opens.
+fn dense_pool() -> Result<ragdown_index::store::DensePool> {
+    use ragdown_index::store::{DEFAULT_EF_SEARCH, DensePool};
+    match var("RAGDOWN_DENSE_POOL").as_deref().map(str::trim) {
+        None | Some("memory") => Ok(DensePool::Memory),
+        Some("pgvector") => {
+            if var("RAGDOWN_DATABASE_URL").is_none() {
+                bail!(
+                    "RAGDOWN_DENSE_POOL=pgvector reads the vectors from PostgreSQL: set \
+                     RAGDOWN_DATABASE_URL to a database with the pgvector extension, or unset \
+                     RAGDOWN_DENSE_POOL to keep them in memory"
+                );
+            }
+            Ok(DensePool::Pgvector {
+                ef_search: number("RAGDOWN_HNSW_EF_SEARCH", DEFAULT_EF_SEARCH)?,
+            })
+        }
+        Some(other) => bail!("RAGDOWN_DENSE_POOL is {other:?}: use `memory` or `pgvector`"),
+    }
+}
+
 /// `$XDG_CACHE_HOME` or `~/.cache`.
 fn cache_root() -> PathBuf {
     var("XDG_CACHE_HOME")
@@ -132,6 +158,7 @@ impl Settings {
             )?,
             database_url: var("RAGDOWN_DATABASE_URL"),
             database_schema: var("RAGDOWN_DATABASE_SCHEMA"),
+            dense_pool: dense_pool()?,
             docs_dir: var("RAGDOWN_DOCS_DIR").map(|d| expand_home(&d)),
             watch: boolean("RAGDOWN_WATCH", true)?,
             takeover_every: std::time::Duration::from_millis(number(
@@ -192,6 +219,7 @@ impl Settings {
                     let name = docs.file_name().unwrap_or_default().to_string_lossy();
                     folder_schema("ragdown", &name)
                 }),
+                dense: self.dense_pool,
             },
         }
     }
@@ -204,6 +232,7 @@ impl Settings {
                 .database_schema
                 .clone()
                 .unwrap_or_else(|| "ragdown".to_string()),
+            dense: self.dense_pool,
         })
     }
 

@@ -23,7 +23,7 @@ pub fn bm25(data_dir: &Path) -> PathBuf {
 pub fn bm25_of(data_dir: &Path, records: &crate::store::RecordsLocation) -> PathBuf {
     match records {
         crate::store::RecordsLocation::DataDir => bm25(data_dir),
-        crate::store::RecordsLocation::Postgres { url, schema } => {
+        crate::store::RecordsLocation::Postgres { url, schema, .. } => {
             let digest = blake3::hash(format!("{url}\0{schema}").as_bytes()).to_hex();
             data_dir.join(format!("bm25-postgres-{}", &digest[..16]))
         }

@@ -39,6 +39,9 @@ pub struct Index {
     pub(crate) loaded_generation: AtomicU64,
     /// Which engine keeps the records (`sqlite`, `postgres`).
     pub(crate) records_backend: &'static str,
+    /// The pgvector HNSW index searches take their dense pool from, when the settings ask
+    /// for one (`store::DensePool::Pgvector`); the snapshot then holds no vectors.
+    pub(crate) vector_index: Option<store::VectorIndex>,
 }
 
 /// The meta values an index must carry to be read with `embedder`; any difference rebuilds.
@@ -106,6 +109,38 @@ pub fn pending_changes(settings: &IndexSettings, embedder_id: &str) -> Option<us
             .filter(|f| crate::sync::may_have_changed(f, by_path.get(f.path.as_str()).copied()))
             .count(),
     )
+}
+
+/// The pgvector index the settings ask for (made and filled when missing), or `None` for the
+/// in-memory dense pool.
+fn open_vector_index(settings: &IndexSettings, dim: usize) -> Result<Option<store::VectorIndex>> {
+    match (&settings.records, settings.records.dense_pool()) {
+        (
+            store::RecordsLocation::Postgres { url, schema, .. },
+            store::DensePool::Pgvector { ef_search },
+        ) => Ok(Some(store::VectorIndex::open(url, schema, dim, ef_search)?)),
+        _ => Ok(None),
+    }
+}
+
+/// The snapshot of everything in `store`, its vectors held when `holds_vectors` (else none
+/// are read).
+fn load_snapshot(
+    store: &mut dyn store::RecordStore,
+    dim: usize,
+    holds_vectors: bool,
+) -> Result<Snapshot> {
+    let chunks = if holds_vectors {
+        store.chunks(None)?
+    } else {
+        store.chunks_without_vectors()?
+    };
+    Ok(Snapshot::load(
+        dim,
+        holds_vectors,
+        store.documents()?,
+        chunks,
+    ))
 }
 
 /// Opens the records, replacing a SQLite file that cannot be read as ours (derived data). A
@@ -251,9 +286,11 @@ impl Index {
         writable: bool,
     ) -> Result<Self> {
         let generation = store.generation()?;
-        let snapshot = Snapshot::load(embedder.dim(), store.documents()?, store.chunks(None)?);
+        let vector_index = open_vector_index(&settings, embedder.dim())?;
+        let snapshot = load_snapshot(store.as_mut(), embedder.dim(), vector_index.is_none())?;
         let records_backend = store.backend();
         Ok(Self {
+            vector_index,
             records_backend,
             settings,
             embedder,
@@ -271,6 +308,17 @@ impl Index {
             database_unreachable: AtomicBool::new(false),
             loaded_generation: AtomicU64::new(generation),
         })
+    }
+
+    /// Whether the snapshot holds the sections' vectors (no pgvector index serves the dense
+    /// pool).
+    pub(crate) fn holds_vectors(&self) -> bool {
+        self.vector_index.is_none()
+    }
+
+    /// The pgvector index the dense pool comes from, when the settings ask for one.
+    pub fn vector_index(&self) -> Option<&store::VectorIndex> {
+        self.vector_index.as_ref()
     }
 
     /// Which engine keeps the records: `sqlite` (the data dir) or `postgres` (shared).
@@ -387,7 +435,7 @@ impl Index {
         };
         let Some(changed) = changed else {
             let snapshot =
-                Snapshot::load(self.embedder.dim(), store.documents()?, store.chunks(None)?);
+                load_snapshot(store.as_mut(), self.embedder.dim(), self.holds_vectors())?;
             drop(store);
             self.publish(Arc::new(snapshot));
             self.bm25.clear()?;
@@ -448,7 +496,7 @@ impl Index {
         if generation == self.loaded_generation.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        let snapshot = Snapshot::load(self.embedder.dim(), store.documents()?, store.chunks(None)?);
+        let snapshot = load_snapshot(store.as_mut(), self.embedder.dim(), self.holds_vectors())?;
         drop(store);
         self.bm25.reload()?;
         self.publish(Arc::new(snapshot));
@@ -545,9 +593,18 @@ impl Index {
         let _one_at_a_time = self.sync_lock.lock().map_err(|_| IndexError::Poisoned)?;
         let mut store = self.store()?;
         store.clear(false)?;
+        if let Some(vector_index) = &self.vector_index {
+            // Clearing dropped its table (it is typed for one dimension): make it again.
+            vector_index.ensure(self.embedder.dim())?;
+        }
         self.bm25.clear()?;
         self.bm25.commit(store.generation()?)?;
-        self.publish(Arc::new(Snapshot::new(self.embedder.dim())));
+        let dim = self.embedder.dim();
+        self.publish(Arc::new(if self.holds_vectors() {
+            Snapshot::new(dim)
+        } else {
+            Snapshot::without_vectors(dim)
+        }));
         Ok(())
     }
 

@@ -141,7 +141,7 @@ pub fn claim(settings: &IndexSettings) -> Result<Role> {
             local,
             database: None,
         },
-        RecordsLocation::Postgres { url, schema } => {
+        RecordsLocation::Postgres { url, schema, .. } => {
             match DatabaseLock::try_take(url, schema, &settings.root)? {
                 Some(database) => Role::Primary {
                     local,
@@ -158,7 +158,7 @@ pub fn claim(settings: &IndexSettings) -> Result<Role> {
 /// follower of shared records — the primary server through the database.
 pub fn forward_sync(index: &Index, paths: Option<&[String]>, timeout: Duration) -> Result<String> {
     if index.is_follower()
-        && let RecordsLocation::Postgres { url, schema } = &index.settings().records
+        && let RecordsLocation::Postgres { url, schema, .. } = &index.settings().records
     {
         return crate::database_lock::request_sync(url, schema, paths, timeout);
     }

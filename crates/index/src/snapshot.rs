@@ -57,9 +57,12 @@ impl Default for Segment {
 
 impl Segment {
     /// Adds a chunk with its f32 vector and its pieces' (`dim` floats each, one after another).
+    /// Empty slices add a chunk without vectors (a snapshot whose dense pool is elsewhere).
     fn push(&mut self, record: ChunkRecord, vector: &[f32], pieces: &[f32], dim: usize) {
         self.chunks.push(record);
-        self.scales.push(quantize(vector, &mut self.vectors));
+        if !vector.is_empty() {
+            self.scales.push(quantize(vector, &mut self.vectors));
+        }
         for piece in pieces.chunks_exact(dim.max(1)) {
             self.piece_scales
                 .push(quantize(piece, &mut self.piece_vectors));
@@ -70,9 +73,13 @@ impl Segment {
     /// Adds chunk `i` of `other` as it is stored (no second rounding).
     fn push_from(&mut self, other: &Segment, i: usize, dim: usize) {
         self.chunks.push(other.chunks[i].clone());
-        self.vectors
-            .extend_from_slice(&other.vectors[i * dim..(i + 1) * dim]);
-        self.scales.push(other.scales[i]);
+        if let (Some(values), Some(scale)) = (
+            other.vectors.get(i * dim..(i + 1) * dim),
+            other.scales.get(i),
+        ) {
+            self.vectors.extend_from_slice(values);
+            self.scales.push(*scale);
+        }
         let (start, end) = other.piece_range(i);
         self.piece_vectors
             .extend_from_slice(&other.piece_vectors[start * dim..end * dim]);
@@ -81,10 +88,11 @@ impl Segment {
         self.piece_starts.push(self.piece_scales.len());
     }
 
+    /// Chunk `i`'s vector; empty (every dot product 0) in a segment without vectors.
     fn vector(&self, i: usize, dim: usize) -> Int8Vector<'_> {
         Int8Vector {
-            values: &self.vectors[i * dim..(i + 1) * dim],
-            scale: self.scales[i],
+            values: self.vectors.get(i * dim..(i + 1) * dim).unwrap_or(&[]),
+            scale: self.scales.get(i).copied().unwrap_or(0.0),
         }
     }
 
@@ -119,6 +127,9 @@ pub struct ChunkRun<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub dim: usize,
+    /// False when the folder's dense pool is a pgvector index (`store::DensePool`): chunks
+    /// are then held without vectors, and searches fetch their candidates' from the records.
+    holds_vectors: bool,
     documents: Arc<HashMap<i64, Arc<DocumentRecord>>>,
     paths: Arc<HashMap<String, i64>>,
     document_chunks: Arc<HashMap<i64, Vec<i64>>>,
@@ -132,13 +143,34 @@ impl Snapshot {
     pub fn new(dim: usize) -> Self {
         Self {
             dim,
+            holds_vectors: true,
             ..Self::default()
         }
     }
 
-    /// Builds a snapshot from everything in the records.
-    pub fn load(dim: usize, documents: Vec<DocumentRecord>, chunks: Vec<StoredChunk>) -> Self {
-        let mut snap = Self::new(dim);
+    /// An empty snapshot that holds chunks without their vectors (see
+    /// [`Snapshot::holds_vectors`]).
+    pub fn without_vectors(dim: usize) -> Self {
+        Self {
+            dim,
+            holds_vectors: false,
+            ..Self::default()
+        }
+    }
+
+    /// Builds a snapshot from everything in the records, with their vectors when
+    /// `holds_vectors`.
+    pub fn load(
+        dim: usize,
+        holds_vectors: bool,
+        documents: Vec<DocumentRecord>,
+        chunks: Vec<StoredChunk>,
+    ) -> Self {
+        let mut snap = if holds_vectors {
+            Self::new(dim)
+        } else {
+            Self::without_vectors(dim)
+        };
         for doc in documents {
             snap.put_document(doc);
         }
@@ -148,6 +180,12 @@ impl Snapshot {
         snap.seal();
         snap.refresh_superseded();
         snap
+    }
+
+    /// Whether chunks are held with their vectors; when not, [`Snapshot::chunk`] gives each an
+    /// empty vector and the dense pool comes from the records' pgvector index.
+    pub fn holds_vectors(&self) -> bool {
+        self.holds_vectors
     }
 
     pub fn document_count(&self) -> usize {
@@ -243,10 +281,14 @@ impl Snapshot {
             .flat_map(|s| {
                 s.chunks.chunks(run).enumerate().map(move |(k, chunks)| {
                     let first = k * run;
+                    // A segment without vectors gives runs without any: a scan finds nothing.
                     ChunkRun {
                         chunks,
-                        vectors: &s.vectors[first * dim..(first + chunks.len()) * dim],
-                        scales: &s.scales[first..first + chunks.len()],
+                        vectors: s
+                            .vectors
+                            .get(first * dim..(first + chunks.len()) * dim)
+                            .unwrap_or(&[]),
+                        scales: s.scales.get(first..first + chunks.len()).unwrap_or(&[]),
                     }
                 })
             })
@@ -284,7 +326,11 @@ impl Snapshot {
             .entry(c.record.document_id)
             .or_default()
             .push(c.record.id);
-        self.pending.push(c.record, &c.vector, &c.pieces, self.dim);
+        if self.holds_vectors {
+            self.pending.push(c.record, &c.vector, &c.pieces, self.dim);
+        } else {
+            self.pending.push(c.record, &[], &[], self.dim);
+        }
     }
 
     /// Freezes chunks pushed since the last seal into a segment.

@@ -864,6 +864,7 @@ fn a_follower_answers_from_memory_while_the_database_is_gone_then_catches_up() {
             records: store::RecordsLocation::Postgres {
                 url: door.url(),
                 schema,
+                dense: store::DensePool::Memory,
             },
             ..f.settings(65536)
         },
@@ -949,4 +950,147 @@ fn pending_changes_counts_new_and_edited_files_from_the_records_alone() {
         // Records of another embedder are rebuilt whole: no count.
         assert_eq!(crate::pending_changes(&f.settings(65536), "other"), None);
     });
+}
+
+/// The records' exact answer: the `n` chunks closest to `query` by cosine among `documents`
+/// (all when `None`), best first.
+fn exact_nearest(
+    index: &Index,
+    query: &[f32],
+    n: usize,
+    documents: Option<&[i64]>,
+) -> Vec<(i64, f32)> {
+    let mut store = index.store().unwrap();
+    let mut scored: Vec<(i64, f32)> = store
+        .chunks(None)
+        .unwrap()
+        .iter()
+        .filter(|c| documents.is_none_or(|d| d.contains(&c.record.document_id)))
+        .map(|c| {
+            let dot: f32 = c.vector.iter().zip(query).map(|(a, b)| a * b).sum();
+            (c.record.id, dot)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored.truncate(n);
+    scored
+}
+
+/// Whether a pool's answer is the exact one: the same cosines best first (ties may come in
+/// any order), each hit's cosine its own.
+fn same_answer(pooled: &[(i64, f32)], exact: &[(i64, f32)], all: &[(i64, f32)]) -> bool {
+    pooled.len() == exact.len()
+        && pooled
+            .iter()
+            .zip(exact)
+            .all(|(p, e)| (p.1 - e.1).abs() < 1e-4)
+        && pooled.iter().all(|(id, cosine)| {
+            all.iter()
+                .any(|(other, c)| other == id && (c - cosine).abs() < 1e-4)
+        })
+}
+
+#[test]
+fn a_pgvector_pool_is_filled_from_the_records_and_follows_every_write() {
+    use ragdown_embed::Embedder;
+    use store::{Allowed, DensePool};
+    let Some(url) = store::test_db::url() else {
+        return;
+    };
+    let f = Fixture::on_postgres(url);
+    let topics = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
+    for (i, topic) in topics.iter().enumerate() {
+        f.write(
+            &format!("d{i}.md"),
+            &format!("# {topic}\n\n{topic} words {i}\n\n## More {topic}\n\nanother {topic} part"),
+        );
+    }
+    // Indexed with vectors in memory first: the pgvector table is made and filled later.
+    f.open().sync().unwrap();
+    let embedder = Arc::new(HashEmbedder::new(64));
+    let settings = IndexSettings {
+        records: f
+            .schema
+            .as_ref()
+            .unwrap()
+            .location_with(DensePool::Pgvector { ef_search: 100 }),
+        ..f.settings(65536)
+    };
+    let index = Index::open(settings, embedder.clone()).unwrap();
+    assert!(!index.snapshot().holds_vectors());
+    assert!(
+        index.snapshot().chunks().all(|(_, v)| v.values.is_empty()),
+        "a snapshot over a pgvector pool holds no vectors"
+    );
+    let pool = index.vector_index().unwrap();
+    let ids = |hits: Vec<(i64, f32)>| hits.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+    let query = embedder.embed_query("gamma words").unwrap();
+    let check = |n: usize, allowed: Allowed<'_>, documents: Option<&[i64]>| {
+        let pooled = pool.nearest(&query, n, allowed).unwrap();
+        let exact = exact_nearest(&index, &query, n, documents);
+        let all = exact_nearest(&index, &query, usize::MAX, None);
+        assert!(
+            same_answer(&pooled, &exact, &all),
+            "pool {pooled:?}\nexact {exact:?}"
+        );
+        if let Some(documents) = documents {
+            let snap = index.snapshot();
+            assert!(pooled.iter().all(|(id, _)| {
+                snap.chunk(*id)
+                    .is_some_and(|(c, _)| documents.contains(&c.document_id))
+            }));
+        }
+    };
+    check(5, Allowed::All, None);
+    // A filter of one document in six: the exact scan of its rows.
+    let gamma = index.snapshot().document_by_path("d2.md").unwrap().id;
+    let only = [gamma];
+    check(
+        5,
+        Allowed::Only {
+            ids: &only,
+            total: 6,
+        },
+        Some(&only),
+    );
+    // Half the documents: an HNSW walk whose candidates are filtered.
+    let half: Vec<i64> = ["d0.md", "d2.md", "d4.md"]
+        .iter()
+        .map(|p| index.snapshot().document_by_path(p).unwrap().id)
+        .collect();
+    check(
+        4,
+        Allowed::Only {
+            ids: &half,
+            total: 6,
+        },
+        Some(&half),
+    );
+
+    // Edits and removals reach it in the same transaction as the records.
+    f.write("d2.md", "# gamma\n\nrewritten gamma text\n");
+    std::fs::remove_file(f.docs.path().join("d3.md")).unwrap();
+    f.write("d9.md", "# theta\n\ntheta words\n");
+    index.sync().unwrap();
+    let live: std::collections::HashSet<i64> =
+        index.snapshot().chunks().map(|(c, _)| c.id).collect();
+    let pooled: std::collections::HashSet<i64> =
+        ids(pool.nearest(&query, 100, Allowed::All).unwrap())
+            .into_iter()
+            .collect();
+    assert_eq!(pooled, live);
+    check(5, Allowed::All, None);
+    // The vectors a search fetches are the records' own.
+    let first = *live.iter().min().unwrap();
+    let fetched = pool.vectors(&[first, -1]).unwrap();
+    assert_eq!(fetched.len(), 1);
+    let stored = index.store().unwrap().chunks(None).unwrap();
+    let record = stored.iter().find(|c| c.record.id == first).unwrap();
+    assert_eq!(fetched[&first].0, record.vector);
+
+    // A full reset drops the table (typed for one dimension); it is made again at once.
+    index.reset().unwrap();
+    assert!(pool.nearest(&query, 5, Allowed::All).unwrap().is_empty());
+    index.sync().unwrap();
+    check(5, Allowed::All, None);
 }

@@ -59,10 +59,17 @@ pub fn background(index: &Index) -> Result<Option<f32>, SearchError> {
     let vectors = embedder.embed(&BACKGROUND_PROMPTS, TextKind::Query)?;
     let mut sum = 0.0;
     for query in &vectors {
-        sum += snap
-            .chunks()
-            .map(|(_, v)| v.dot(query))
-            .fold(f32::MIN, f32::max);
+        sum += match index.vector_index().filter(|_| !snap.holds_vectors()) {
+            // Without the snapshot's vectors the pgvector index answers (its best cosine).
+            Some(records) => records
+                .nearest(query, 1, ragdown_index::store::Allowed::All)?
+                .first()
+                .map_or(0.0, |(_, cosine)| *cosine),
+            None => snap
+                .chunks()
+                .map(|(_, v)| v.dot(query))
+                .fold(f32::MIN, f32::max),
+        };
     }
     Ok(Some(sum / vectors.len().max(1) as f32))
 }

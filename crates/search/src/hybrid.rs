@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ragdown_embed::int8::{Int8Vector, ScanQuery};
 use ragdown_index::{Index, Snapshot};
 
+use crate::vectors::{SectionVectors, allowed_for_pool};
 use crate::{
     Hit, IDENTIFIER_BM25_WEIGHT, LINKED_SECTIONS, MAX_NAMED_DOCUMENTS, Mode, PIECE_WEIGHT,
     RERANK_CLOSENESS_WEIGHT, RERANK_COVERAGE_WEIGHT, RERANK_DEPTH, RRF_K, SECTION_WEIGHT,
@@ -147,8 +148,9 @@ pub(crate) fn dense_pool_on(
 
 /// How close a section is to a query: its own cosine, or its best piece's at
 /// [`PIECE_WEIGHT`], whichever is higher.
-fn section_similarity(snap: &Snapshot, id: i64, vector: Int8Vector, query: &[f32]) -> f32 {
-    snap.pieces(id)
+fn section_similarity(vectors: &SectionVectors, id: i64, vector: Int8Vector, query: &[f32]) -> f32 {
+    vectors
+        .pieces(id)
         .map(|piece| PIECE_WEIGHT * piece.dot(query))
         .fold(vector.dot(query), f32::max)
 }
@@ -157,22 +159,28 @@ fn section_similarity(snap: &Snapshot, id: i64, vector: Int8Vector, query: &[f32
 /// best first, by cosine to the query without the names. A runbook that says "credentials are
 /// rotated by [[vault]]" hands the question to the vault's section on rotation.
 fn rank_sections(
+    vectors: &mut SectionVectors,
     snap: &Snapshot,
     documents: &[i64],
     rest_vector: &[f32],
     allowed: &[bool],
-) -> Vec<i64> {
-    let score = |doc: i64| -> Vec<(i64, f32)> {
+) -> Result<Vec<i64>, SearchError> {
+    fn score(vectors: &SectionVectors, snap: &Snapshot, doc: i64, rest: &[f32]) -> Vec<(i64, f32)> {
         snap.chunks_of(doc)
             .into_iter()
             .filter_map(|c| {
-                snap.chunk(c.id)
-                    .map(|(c, v)| (c.id, section_similarity(snap, c.id, v, rest_vector)))
+                vectors
+                    .chunk(c.id)
+                    .map(|(c, v)| (c.id, section_similarity(vectors, c.id, v, rest)))
             })
             .collect()
-    };
+    }
+    vectors.fetch_documents(documents)?;
     let by_cosine = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    let mut sections: Vec<(i64, f32)> = documents.iter().flat_map(|d| score(*d)).collect();
+    let mut sections: Vec<(i64, f32)> = documents
+        .iter()
+        .flat_map(|d| score(vectors, snap, *d, rest_vector))
+        .collect();
     sections.sort_by(by_cosine);
     let mut linked: Vec<i64> = Vec::new();
     for &(best, _) in sections.iter().take(LINKED_SECTIONS) {
@@ -197,10 +205,15 @@ fn rank_sections(
         }
     }
     if !linked.is_empty() {
-        sections.extend(linked.iter().flat_map(|d| score(*d)));
+        vectors.fetch_documents(&linked)?;
+        sections.extend(
+            linked
+                .iter()
+                .flat_map(|d| score(vectors, snap, *d, rest_vector)),
+        );
         sections.sort_by(by_cosine);
     }
-    sections.into_iter().map(|(id, _)| id).collect()
+    Ok(sections.into_iter().map(|(id, _)| id).collect())
 }
 
 struct Candidate {
@@ -262,8 +275,21 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         Err(e) => return Err(e.into()),
     };
 
+    let mut vectors = SectionVectors::new(index, &snap);
     let dense = if mode == Mode::Lexical {
         Vec::new()
+    } else if let Some(records) = vectors.pool() {
+        let mut ids = Vec::new();
+        records
+            .nearest(
+                &query_vector,
+                pool,
+                allowed_for_pool(&snap, &allowed, &mut ids),
+            )?
+            .into_iter()
+            // The records may already hold chunks this snapshot does not.
+            .filter(|(id, _)| snap.chunk(*id).is_some())
+            .collect()
     } else {
         dense_pool(&snap, &query_vector, &allowed, pool)
     };
@@ -281,8 +307,27 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             .collect()
     };
 
+    // The named documents' sections, best first by closeness to the rest of the query.
+    let named_sections = match &rest_vector {
+        Some(rest_vector) if mode == Mode::Hybrid => {
+            let mut sections =
+                rank_sections(&mut vectors, &snap, &named.documents, rest_vector, &allowed)?;
+            sections.truncate(pool);
+            sections
+        }
+        _ => Vec::new(),
+    };
+    // Every candidate's vector, for the cosines and the re-scoring below (without a
+    // snapshot's vectors: one fetch from the records).
+    vectors.fetch(
+        dense
+            .iter()
+            .chain(&lexical)
+            .map(|(id, _)| *id)
+            .chain(named_sections.iter().copied()),
+    )?;
     let mut candidates: HashMap<i64, Candidate> = HashMap::new();
-    let cosine = |id: i64| snap.chunk(id).map_or(0.0, |(_, v)| v.dot(&query_vector));
+    let cosine = |id: i64| vectors.chunk(id).map_or(0.0, |(_, v)| v.dot(&query_vector));
     let mut add = |id: i64, score: f32, source: Source, similarity: f32| {
         let c = candidates.entry(id).or_insert(Candidate {
             similarity,
@@ -336,9 +381,8 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
                 }
             }
         }
-        if let Some(rest_vector) = &rest_vector {
-            let sections = rank_sections(&snap, &named.documents, rest_vector, &allowed);
-            for (rank, id) in sections.into_iter().take(pool).enumerate() {
+        if rest_vector.is_some() {
+            for (rank, id) in named_sections.into_iter().enumerate() {
                 let similarity = cosine(id);
                 let c = candidates.entry(id).or_insert(Candidate {
                     similarity,
@@ -356,7 +400,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     let terms = evidence::QueryTerms::read(index, query);
     if mode == Mode::Hybrid && !keyword_only {
         let closeness_vector = rest_vector.as_deref().unwrap_or(&query_vector);
-        rerank(index, &snap, &terms, closeness_vector, &mut ranked);
+        rerank(index, &vectors, &terms, closeness_vector, &mut ranked);
     }
     let mut per_document: HashMap<i64, usize> = HashMap::new();
     let mut hits: Vec<Hit> = Vec::with_capacity(opts.limit);
@@ -390,7 +434,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         });
     }
     if opts.follow_links > 0 {
-        hits = follow_links(&snap, &query_vector, &allowed, hits, opts);
+        hits = follow_links(&mut vectors, &snap, &query_vector, &allowed, hits, opts)?;
     }
     for hit in &mut hits {
         let held = index.term_set(&format!(
@@ -414,7 +458,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
 /// than one rank share. The fused score, normalised by the best one, stays the main term.
 fn rerank(
     index: &Index,
-    snap: &Snapshot,
+    vectors: &SectionVectors,
     terms: &evidence::QueryTerms,
     closeness_vector: &[f32],
     ranked: &mut [(i64, Candidate)],
@@ -427,10 +471,10 @@ fn rerank(
     // (fused share of the best, closeness, coverage) for each of the best `depth`.
     let features: Vec<(f32, f32, f32)> = ranked[..depth]
         .iter()
-        .map(|(id, c)| match snap.chunk(*id) {
+        .map(|(id, c)| match vectors.chunk(*id) {
             Some((chunk, vector)) => (
                 c.score / top,
-                section_similarity(snap, *id, vector, closeness_vector),
+                section_similarity(vectors, *id, vector, closeness_vector),
                 terms.coverage(&index.term_set(&format!("{}\n{}", chunk.breadcrumb, chunk.text))),
             ),
             None => (c.score / top, f32::MIN, 0.0),
@@ -453,12 +497,28 @@ fn rerank(
 /// the query (by [`section_similarity`]) of every document its own section links to (within
 /// the filters), with the hit's score and their own cosine. The list keeps `opts.limit` hits.
 fn follow_links(
+    vectors: &mut SectionVectors,
     snap: &Snapshot,
     query_vector: &[f32],
     allowed: &[bool],
     hits: Vec<Hit>,
     opts: &SearchOptions,
-) -> Vec<Hit> {
+) -> Result<Vec<Hit>, SearchError> {
+    // Without a snapshot's vectors, the linked documents' are fetched at once.
+    let targets: Vec<i64> = hits
+        .iter()
+        .take(opts.follow_links)
+        .flat_map(|hit| {
+            hit.document
+                .links
+                .iter()
+                .filter(|l| l.line >= hit.line_start && l.line <= hit.line_end)
+                .filter_map(|l| snap.resolve(&l.target, Some(&hit.document.path)))
+                .map(|d| d.id)
+        })
+        .collect();
+    vectors.fetch_documents(&targets)?;
+    let vectors = &*vectors;
     let mut out: Vec<Hit> = Vec::with_capacity(hits.len());
     let mut seen: std::collections::HashSet<i64> = hits.iter().map(|h| h.chunk_id).collect();
     for (rank, hit) in hits.into_iter().enumerate() {
@@ -486,8 +546,8 @@ fn follow_links(
                     .chunks_of(target.id)
                     .into_iter()
                     .filter_map(|c| {
-                        snap.chunk(c.id).map(|(c, v)| {
-                            let closeness = section_similarity(snap, c.id, v, query_vector);
+                        vectors.chunk(c.id).map(|(c, v)| {
+                            let closeness = section_similarity(vectors, c.id, v, query_vector);
                             (closeness, v.dot(query_vector), c)
                         })
                     })
@@ -516,5 +576,5 @@ fn follow_links(
         out.extend(followed);
     }
     out.truncate(opts.limit);
-    out
+    Ok(out)
 }

@@ -12,6 +12,7 @@ pub mod evidence;
 mod hybrid;
 pub mod named;
 pub mod route;
+mod vectors;
 
 pub use hybrid::search;
 

@@ -301,3 +301,101 @@ fn a_scan_split_over_threads_finds_what_one_thread_finds() {
         );
     }
 }
+
+#[test]
+fn a_pgvector_pool_gives_the_hits_the_in_memory_scan_gives() {
+    use ragdown_index::store::DensePool;
+    use ragdown_index::store::test_db::{TestSchema, url};
+    let Some(url) = url() else {
+        return;
+    };
+    let schema = TestSchema::new(url);
+    let docs = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "ops/backups.md",
+            "# Backups\n\nNightly snapshots of every volume.\n\n## Restore\n\nRun the restore \
+             twice and compare checksums. See [vault](../security/vault.md).\n",
+        ),
+        (
+            "security/vault.md",
+            "---\naliases: [Charon]\n---\n# Vault\n\n## Rotation\n\nCredentials are rotated \
+             weekly.\n\n## Escalation\n\nPage the vault team.\n",
+        ),
+        (
+            "queue.md",
+            "# Queue\n\n## Escalation\n\nPage the queue team when messages pile up.\n\n\
+             ## Retention\n\nMessages are kept for seven days.\n",
+        ),
+        (
+            "weather.md",
+            "# Weather\n\nSunny in Paris, rain in Brest.\n",
+        ),
+    ];
+    for (path, text) in files {
+        let full = docs.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let open = |dense: DensePool, data: &std::path::Path| {
+        let index = Index::open(
+            IndexSettings {
+                root: docs.path().to_path_buf(),
+                data_dir: data.to_path_buf(),
+                max_file_bytes: 1 << 20,
+                records: schema.location_with(dense),
+            },
+            Arc::new(HashEmbedder::new(256)),
+        )
+        .unwrap();
+        index.sync().unwrap();
+        index
+    };
+    let (memory_data, pgvector_data) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let memory = open(DensePool::Memory, memory_data.path());
+    let pgvector = open(DensePool::Pgvector { ef_search: 100 }, pgvector_data.path());
+    assert!(!pgvector.snapshot().holds_vectors());
+    // The pool's cosines are exact where the in-memory scan's are int8: within 0.01.
+    let described = |index: &Index, query: &str, opts: &SearchOptions| -> Vec<(String, f32)> {
+        search(index, query, opts)
+            .unwrap()
+            .iter()
+            .map(|h| (format!("{}:{}", h.path(), h.line_start), h.similarity))
+            .collect()
+    };
+    let cases = [
+        ("restore the backups", SearchOptions::default()),
+        ("Charon escalation", SearchOptions::default()),
+        ("who gets paged", SearchOptions::default()),
+        (
+            "escalation",
+            SearchOptions {
+                path_prefix: Some("security".into()),
+                ..Default::default()
+            },
+        ),
+        (
+            "restore checksums",
+            SearchOptions {
+                follow_links: 1,
+                ..Default::default()
+            },
+        ),
+    ];
+    for (query, opts) in &cases {
+        let from_memory = described(&memory, query, opts);
+        assert!(!from_memory.is_empty(), "{query}");
+        let from_pool = described(&pgvector, query, opts);
+        assert!(
+            from_pool.len() == from_memory.len()
+                && from_pool
+                    .iter()
+                    .zip(&from_memory)
+                    .all(|(p, m)| p.0 == m.0 && (p.1 - m.1).abs() < 0.01),
+            "{query}:\n{from_pool:?}\n{from_memory:?}"
+        );
+    }
+    // The hook's background reads the pool too.
+    let background = |index: &Index| evidence::background(index).unwrap().unwrap();
+    assert!((background(&memory) - background(&pgvector)).abs() < 0.01);
+}

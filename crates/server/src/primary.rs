@@ -213,7 +213,7 @@ fn follow_database(
     }
     let weak = Arc::downgrade(&duties);
     drop(duties);
-    let ragdown_index::store::RecordsLocation::Postgres { url, schema } =
+    let ragdown_index::store::RecordsLocation::Postgres { url, schema, .. } =
         engine.index.settings().records.clone()
     else {
         return;

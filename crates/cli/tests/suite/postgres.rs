@@ -1,5 +1,6 @@
 //! Records in PostgreSQL (`RAGDOWN_DATABASE_URL`) through the real binary: data dirs sharing
-//! one database share its vector cache, an index moves from SQLite without embedding again, a
+//! one database share its vector cache, an index moves from SQLite without embedding again, the
+//! dense pool can come from a pgvector index, a
 //! served folder's records follow its rename, and an unreachable database is a clear error
 //! that never shows the password. Needs `RAGDOWN_TEST_DATABASE_URL` (`scripts/test.sh` starts
 //! a throwaway cluster); without it each test says so and passes.
@@ -97,6 +98,25 @@ fn stdout_of(out: Output) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Asks `ragdown query` (as `cmd` is set up) about restoring in [`notes`]; the restore section
+/// must come first. Returns the answer, parsed and as printed.
+fn restore_is_found_first(
+    cmd: &mut std::process::Command,
+    docs: &std::path::Path,
+) -> (serde_json::Value, String) {
+    let out = stdout_of(
+        cmd.args(["query", "--json"])
+            .arg(docs)
+            .arg("pg_restore restore")
+            .output()
+            .unwrap(),
+    );
+    let value: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(value["hits"][0]["path"], "ops/backups.md", "{out}");
+    assert_eq!(value["hits"][0]["line_start"], 7, "{out}");
+    (value, out)
+}
+
 #[test]
 fn data_dirs_on_one_database_share_its_records_and_embed_nothing_twice() {
     let Some(db) = Database::new("shared") else {
@@ -131,17 +151,7 @@ fn data_dirs_on_one_database_share_its_records_and_embed_nothing_twice() {
             .unwrap(),
     );
     assert!(out.contains("0 chunks and 0 pieces embedded"), "{out}");
-    let out = stdout_of(
-        db.ragdown(second.path())
-            .args(["query", "--json"])
-            .arg(docs.path())
-            .arg("pg_restore restore")
-            .output()
-            .unwrap(),
-    );
-    let value: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(value["hits"][0]["path"], "ops/backups.md", "{out}");
-    assert_eq!(value["hits"][0]["line_start"], 7, "{out}");
+    restore_is_found_first(&mut db.ragdown(second.path()), docs.path());
 
     // A change made through one data dir is in the records the other reads.
     std::fs::remove_file(docs.path().join("weather.md")).unwrap();
@@ -163,6 +173,66 @@ fn data_dirs_on_one_database_share_its_records_and_embed_nothing_twice() {
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["documents"], 1, "{out}");
     assert_eq!(value["records"], "postgres", "{out}");
+}
+
+#[test]
+fn a_pgvector_dense_pool_answers_from_the_database_and_follows_edits() {
+    let Some(db) = Database::new("pgvector") else {
+        return;
+    };
+    let docs = notes();
+    let data = tempfile::tempdir().unwrap();
+    let ragdown = || {
+        let mut cmd = db.ragdown(data.path());
+        cmd.env("RAGDOWN_DENSE_POOL", "pgvector");
+        cmd
+    };
+    stdout_of(ragdown().arg("index").arg(docs.path()).output().unwrap());
+    assert_eq!(db.count(&db.schema, "section_vectors"), 3);
+    let (value, out) = restore_is_found_first(&mut ragdown(), docs.path());
+    assert!(
+        value["hits"][0]["similarity"].as_f64().unwrap() > 0.2,
+        "the pool's cosine is reported: {out}"
+    );
+    let out = stdout_of(
+        ragdown()
+            .args(["status", "--json"])
+            .arg(docs.path())
+            .output()
+            .unwrap(),
+    );
+    assert!(out.contains("\"dense_pool\":\"pgvector"), "{out}");
+
+    // A removed document leaves the pool with its records.
+    std::fs::remove_file(docs.path().join("weather.md")).unwrap();
+    stdout_of(ragdown().arg("index").arg(docs.path()).output().unwrap());
+    assert_eq!(db.count(&db.schema, "section_vectors"), 2);
+
+    // Without a database, or with a value it does not know, it says what to set.
+    let out = crate::harness::ragdown_in(data.path())
+        .env("RAGDOWN_DENSE_POOL", "pgvector")
+        .env_remove("RAGDOWN_DATABASE_URL")
+        .arg("index")
+        .arg(docs.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("set RAGDOWN_DATABASE_URL"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ragdown()
+        .env("RAGDOWN_DENSE_POOL", "hnsw")
+        .arg("status")
+        .arg(docs.path())
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("use `memory` or `pgvector`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -9,12 +9,14 @@
 //! leaves either its old or its new state. Knows nothing of files on disk or of embedders
 //! beyond the vectors it is handed.
 
+mod pgvector;
 mod postgres;
 mod sqlite;
 
 use std::collections::HashMap;
 use std::path::Path;
 
+pub use pgvector::{Allowed, VectorIndex};
 pub use postgres::{Creating, PostgresStore, folder_schema, redact_url};
 pub(crate) use postgres::{bump_counter, connect_in};
 
@@ -30,7 +32,9 @@ pub fn rename_records<E>(
 ) -> Result<std::result::Result<(), E>> {
     match (from, to) {
         (
-            RecordsLocation::Postgres { url, schema: from },
+            RecordsLocation::Postgres {
+                url, schema: from, ..
+            },
             RecordsLocation::Postgres { schema: to, .. },
         ) => postgres::rename_schema(url, from, to, move_files),
         _ => Ok(move_files()),
@@ -63,6 +67,60 @@ pub fn copy_vector_cache(data_dir: &Path, to: &RecordsLocation) -> Result<usize>
     Ok(vectors.len())
 }
 
+/// Writes `vectors` (`dim` floats each) into `store` as synthetic documents of
+/// `per_document` one-line sections each — the vector cache first, then one transaction per
+/// document — for benchmarks at a scale no corpus here reaches (`ragdown bench-system
+/// --pgvector`). Chunk ids follow the vectors' order. Returns the documents written.
+pub fn write_synthetic(
+    store: &mut dyn RecordStore,
+    vectors: &[f32],
+    dim: usize,
+    per_document: usize,
+) -> Result<usize> {
+    let per_document = per_document.max(1);
+    let keys: Vec<[u8; 32]> = (0..vectors.len() / dim.max(1))
+        .map(|i| *blake3::hash(format!("synthetic {i}").as_bytes()).as_bytes())
+        .collect();
+    for (batch, floats) in keys.chunks(1000).zip(vectors.chunks(1000 * dim.max(1))) {
+        let entries: Vec<([u8; 32], Vec<f32>)> = batch
+            .iter()
+            .zip(floats.chunks_exact(dim.max(1)))
+            .map(|(key, v)| (*key, v.to_vec()))
+            .collect();
+        store.put_vectors(&entries)?;
+    }
+    let mut documents = 0;
+    for (d, keys) in keys.chunks(per_document).enumerate() {
+        let chunks: Vec<ragdown_markdown::Chunk> = (0..keys.len())
+            .map(|i| ragdown_markdown::Chunk {
+                heading: format!("Section {i}"),
+                breadcrumb: format!("Document {d} › Section {i}"),
+                text: String::new(),
+                line_start: i + 1,
+                line_end: i + 1,
+            })
+            .collect();
+        let new: Vec<NewChunk<'_>> = chunks
+            .iter()
+            .zip(keys)
+            .map(|(chunk, key)| NewChunk {
+                chunk,
+                vector_key: *key,
+                piece_keys: &[],
+            })
+            .collect();
+        let record = DocumentRecord {
+            path: format!("synthetic/{d}.md"),
+            hash: format!("{d}"),
+            total_lines: keys.len() as u32,
+            ..Default::default()
+        };
+        store.replace_document(&record, &new)?;
+        documents += 1;
+    }
+    Ok(documents)
+}
+
 /// The meta values that decide whether records are rebuilt (see `index.rs`).
 const COPIED_META: [&str; 5] = [
     "embedder",
@@ -80,7 +138,7 @@ pub fn drop_records<E>(
     remove_files: impl FnOnce() -> std::result::Result<(), E>,
 ) -> Result<std::result::Result<(), E>> {
     match location {
-        RecordsLocation::Postgres { url, schema } => {
+        RecordsLocation::Postgres { url, schema, .. } => {
             postgres::drop_schema(url, schema, remove_files)
         }
         RecordsLocation::DataDir => Ok(remove_files()),
@@ -114,9 +172,41 @@ pub struct NewChunk<'a> {
 pub enum RecordsLocation {
     /// `records.sqlite` in the index's data dir.
     DataDir,
-    /// A PostgreSQL database (`url`, as libpq takes it), in a schema of the folder's own.
-    Postgres { url: String, schema: String },
+    /// A PostgreSQL database (`url`, as libpq takes it), in a schema of the folder's own,
+    /// with the dense pool `dense` names.
+    Postgres {
+        url: String,
+        schema: String,
+        dense: DensePool,
+    },
 }
+
+impl RecordsLocation {
+    /// Where the dense pool comes from: always memory for a data dir's records.
+    pub fn dense_pool(&self) -> DensePool {
+        match self {
+            RecordsLocation::Postgres { dense, .. } => *dense,
+            RecordsLocation::DataDir => DensePool::Memory,
+        }
+    }
+}
+
+/// Where searches find the sections closest to a query's vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DensePool {
+    /// An exact scan of the vectors each process holds in memory (int8; 388 MB per million
+    /// 384-dimension sections). The default.
+    #[default]
+    Memory,
+    /// A pgvector HNSW index in the records' database (`RAGDOWN_DENSE_POOL=pgvector`), for
+    /// folders too large to hold in memory: processes hold no vectors, and the walk
+    /// considers `ef_search` candidates (`RAGDOWN_HNSW_EF_SEARCH`, default 100).
+    Pgvector { ef_search: u32 },
+}
+
+/// pgvector's `hnsw.ef_search` unless `RAGDOWN_HNSW_EF_SEARCH` says: recall@10 0.99 at 200k
+/// sections, measured when the PostgreSQL backend was designed.
+pub const DEFAULT_EF_SEARCH: u32 = 100;
 
 /// A PostgreSQL database holding the records of several folders, each in a schema named
 /// `<prefix>_<folder>` (so several knowledge bases can share one database by prefix).
@@ -124,6 +214,8 @@ pub enum RecordsLocation {
 pub struct SharedDatabase {
     pub url: String,
     pub prefix: String,
+    /// Where every folder's dense pool comes from.
+    pub dense: DensePool,
 }
 
 impl SharedDatabase {
@@ -132,6 +224,7 @@ impl SharedDatabase {
         RecordsLocation::Postgres {
             url: self.url.clone(),
             schema: folder_schema(&self.prefix, name),
+            dense: self.dense,
         }
     }
 }
@@ -169,6 +262,17 @@ pub trait RecordStore: Send {
     /// Every chunk with its vector, in id order; `document_id` narrows to one document. A
     /// chunk whose vector is missing from the cache is left out.
     fn chunks(&mut self, document_id: Option<i64>) -> Result<Vec<StoredChunk>>;
+
+    /// Every chunk in id order with empty vectors, for a snapshot that holds none (its dense
+    /// pool is a pgvector index); engines that can skip reading the vectors do.
+    fn chunks_without_vectors(&mut self) -> Result<Vec<StoredChunk>> {
+        let mut chunks = self.chunks(None)?;
+        for c in &mut chunks {
+            c.vector = Vec::new();
+            c.pieces = Vec::new();
+        }
+        Ok(chunks)
+    }
 
     /// Cached vectors for `keys` (absent keys are simply missing from the answer).
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>>;
@@ -239,7 +343,7 @@ pub fn open(
         RecordsLocation::DataDir => {
             Box::new(SqliteStore::open(&crate::data_dir::records(data_dir))?)
         }
-        RecordsLocation::Postgres { url, schema } => {
+        RecordsLocation::Postgres { url, schema, .. } => {
             Box::new(PostgresStore::open_with(url, schema, creating)?)
         }
     })
@@ -338,7 +442,7 @@ fn list_json<T: serde::Serialize>(list: &[T]) -> String {
     serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
 }
 
-#[cfg(test)]
-pub(crate) mod test_db;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_db;
 #[cfg(test)]
 mod tests;

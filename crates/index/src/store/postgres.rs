@@ -2,7 +2,8 @@
 //! as SQLite's, one schema per folder (so folders stay isolated and a folder's records go
 //! with one `DROP SCHEMA`), created and upgraded by numbered migrations. Vectors are stored as
 //! the same little-endian `bytea` blobs as in SQLite: ranking stays in each process's memory,
-//! so the database never computes on them.
+//! so the database never computes on them — except the dense pool of a folder too large for
+//! memory, from a pgvector index derived from these blobs (`pgvector.rs`).
 //!
 //! Knows nothing of which server is primary: that is coordination, not records.
 
@@ -254,6 +255,26 @@ impl PostgresStore {
         Ok(super::join_chunks(vectors, chunks, pieces))
     }
 
+    /// Every chunk's record in id order, without vectors (a snapshot whose dense pool is a
+    /// pgvector index reads no vector at open).
+    fn chunk_records(&mut self) -> Result<Vec<StoredChunk>> {
+        self.client()?
+            .query(
+                "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text
+                     FROM chunks ORDER BY id",
+                &[],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(StoredChunk {
+                    record: chunk_record(r)?,
+                    vector: Vec::new(),
+                    pieces: Vec::new(),
+                })
+            })
+            .collect()
+    }
+
     fn document_chunks(&mut self, document_id: i64) -> Result<Vec<StoredChunk>> {
         let mut chunks = self
             .client()?
@@ -321,8 +342,17 @@ impl RecordStore for PostgresStore {
     fn clear(&mut self, keep_vectors: bool) -> Result<()> {
         let vectors = if keep_vectors { "" } else { ", vectors" };
         let mut tx = self.client()?.transaction()?;
+        // CASCADE empties the pgvector index's rows too (`pgvector.rs`); under another
+        // embedder its table, typed for the old dimension, goes: a server reading from it
+        // makes it again for the new one.
+        let pool = if keep_vectors {
+            ""
+        } else {
+            "DROP TABLE IF EXISTS section_vectors;"
+        };
         tx.batch_execute(&format!(
-            "TRUNCATE pieces, chunks, documents, journal{vectors};
+            "{pool}
+             TRUNCATE pieces, chunks, documents, journal{vectors} CASCADE;
              DELETE FROM meta WHERE key = 'journal_floor';"
         ))?;
         tx.commit()?;
@@ -365,6 +395,10 @@ impl RecordStore for PostgresStore {
             Some(id) => self.document_chunks(id),
             None => self.read_all_chunks(),
         }
+    }
+
+    fn chunks_without_vectors(&mut self) -> Result<Vec<StoredChunk>> {
+        self.chunk_records()
     }
 
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
@@ -447,35 +481,58 @@ impl RecordStore for PostgresStore {
             .try_get(0)?;
         let released = used_keys(&mut tx, &doc.path)?;
         tx.execute("DELETE FROM chunks WHERE document_id = $1", &[&id])?;
-        let insert_chunk = tx.prepare(
-            "INSERT INTO chunks(document_id, ord, line_start, line_end, heading, breadcrumb,
-                     text, vector_key)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-        )?;
-        let insert_piece =
-            tx.prepare("INSERT INTO pieces(chunk_id, ord, vector_key) VALUES ($1, $2, $3)")?;
-        let mut ids = Vec::with_capacity(chunks.len());
-        for (ord, c) in chunks.iter().enumerate() {
-            let chunk_id: i64 = tx
-                .query_one(
-                    &insert_chunk,
-                    &[
-                        &id,
-                        &(ord as i64),
-                        &(c.chunk.line_start as i64),
-                        &(c.chunk.line_end as i64),
-                        &c.chunk.heading,
-                        &c.chunk.breadcrumb,
-                        &c.chunk.text,
-                        &&c.vector_key[..],
-                    ],
-                )?
-                .try_get(0)?;
+        // One statement for the chunks and one for their pieces, whatever their number: a
+        // round trip per row cost ~1 ms each (a 1,000-section document: over a second).
+        let column = |f: &dyn Fn(&NewChunk<'_>) -> i64| chunks.iter().map(f).collect::<Vec<i64>>();
+        let ords: Vec<i64> = (0..chunks.len() as i64).collect();
+        let starts = column(&|c| c.chunk.line_start as i64);
+        let ends = column(&|c| c.chunk.line_end as i64);
+        let headings: Vec<&str> = chunks.iter().map(|c| c.chunk.heading.as_str()).collect();
+        let breadcrumbs: Vec<&str> = chunks.iter().map(|c| c.chunk.breadcrumb.as_str()).collect();
+        let texts: Vec<&str> = chunks.iter().map(|c| c.chunk.text.as_str()).collect();
+        let keys: Vec<&[u8]> = chunks.iter().map(|c| &c.vector_key[..]).collect();
+        let mut by_ord: Vec<(i64, i64)> = tx
+            .query(
+                "INSERT INTO chunks(document_id, ord, line_start, line_end, heading, breadcrumb,
+                         text, vector_key)
+                     SELECT $1, t.* FROM unnest($2::bigint[], $3::bigint[], $4::bigint[],
+                         $5::text[], $6::text[], $7::text[], $8::bytea[])
+                         AS t(ord, line_start, line_end, heading, breadcrumb, text, vector_key)
+                     ORDER BY t.ord
+                     RETURNING ord, id",
+                &[
+                    &id,
+                    &ords,
+                    &starts,
+                    &ends,
+                    &headings,
+                    &breadcrumbs,
+                    &texts,
+                    &keys,
+                ],
+            )?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_>>()?;
+        by_ord.sort_unstable();
+        let ids: Vec<i64> = by_ord.into_iter().map(|(_, id)| id).collect();
+        let (mut piece_chunks, mut piece_ords, mut piece_keys) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for (chunk_id, c) in ids.iter().zip(chunks) {
             for (piece, key) in c.piece_keys.iter().enumerate() {
-                tx.execute(&insert_piece, &[&chunk_id, &(piece as i64), &&key[..]])?;
+                piece_chunks.push(*chunk_id);
+                piece_ords.push(piece as i64);
+                piece_keys.push(&key[..]);
             }
-            ids.push(chunk_id);
         }
+        if !piece_chunks.is_empty() {
+            tx.execute(
+                "INSERT INTO pieces(chunk_id, ord, vector_key)
+                     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bytea[])",
+                &[&piece_chunks, &piece_ords, &piece_keys],
+            )?;
+        }
+        super::pgvector::index_document(&mut tx, id)?;
         tx.commit()?;
         self.released.extend(released);
         Ok((id, ids, generation))

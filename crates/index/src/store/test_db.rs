@@ -40,9 +40,15 @@ impl TestSchema {
     }
 
     pub fn location(&self) -> super::RecordsLocation {
+        self.location_with(super::DensePool::Memory)
+    }
+
+    /// The records in this schema, with the dense pool `dense`.
+    pub fn location_with(&self, dense: super::DensePool) -> super::RecordsLocation {
         super::RecordsLocation::Postgres {
             url: self.url.clone(),
             schema: self.name.clone(),
+            dense,
         }
     }
 }

@@ -325,6 +325,7 @@ fn an_unreachable_database_is_named_without_its_password() {
         &RecordsLocation::Postgres {
             url: url.into(),
             schema: "ragdown_x".into(),
+            dense: DensePool::Memory,
         },
         Path::new("."),
         Creating::Always,

@@ -59,7 +59,7 @@ pub fn background(index: &Index) -> Result<Option<f32>, SearchError> {
     let vectors = embedder.embed(&BACKGROUND_PROMPTS, TextKind::Query)?;
     let mut sum = 0.0;
     for query in &vectors {
-        sum += match index.vector_index().filter(|_| !snap.holds_vectors()) {
+        sum += match crate::vectors::SectionVectors::new(index, &snap).pool() {
             // Without the snapshot's vectors the pgvector index answers (its best cosine).
             Some(records) => records
                 .nearest(query, 1, ragdown_index::store::Allowed::All)?

@@ -493,6 +493,26 @@ fn rerank(
     ranked[..depth].sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
 }
 
+/// The documents `hit`'s own section links to (Markdown links to `.md` files and wikilinks),
+/// within the filters, itself left out.
+fn linked_documents<'s>(
+    snap: &'s Snapshot,
+    hit: &Hit,
+    allowed: &[bool],
+) -> Vec<&'s Arc<ragdown_index::DocumentRecord>> {
+    hit.document
+        .links
+        .iter()
+        .filter(|l| l.kind != "markdown" || l.target.ends_with(".md"))
+        .filter(|l| l.line >= hit.line_start && l.line <= hit.line_end)
+        .filter_map(|l| snap.resolve(&l.target, Some(&hit.document.path)))
+        .filter(|target| {
+            target.id != hit.document.id
+                && allowed.get(target.id as usize).copied().unwrap_or(false)
+        })
+        .collect()
+}
+
 /// Places, right after each of the best `opts.follow_links` hits, the two sections closest to
 /// the query (by [`section_similarity`]) of every document its own section links to (within
 /// the filters), with the hit's score and their own cosine. The list keeps `opts.limit` hits.
@@ -508,14 +528,8 @@ fn follow_links(
     let targets: Vec<i64> = hits
         .iter()
         .take(opts.follow_links)
-        .flat_map(|hit| {
-            hit.document
-                .links
-                .iter()
-                .filter(|l| l.line >= hit.line_start && l.line <= hit.line_end)
-                .filter_map(|l| snap.resolve(&l.target, Some(&hit.document.path)))
-                .map(|d| d.id)
-        })
+        .flat_map(|hit| linked_documents(snap, hit, allowed))
+        .map(|d| d.id)
         .collect();
     vectors.fetch_documents(&targets)?;
     let vectors = &*vectors;
@@ -524,23 +538,7 @@ fn follow_links(
     for (rank, hit) in hits.into_iter().enumerate() {
         let mut followed = Vec::new();
         if rank < opts.follow_links {
-            for link in hit
-                .document
-                .links
-                .iter()
-                .filter(|l| l.kind != "markdown" || l.target.ends_with(".md"))
-            {
-                if link.line < hit.line_start || link.line > hit.line_end {
-                    continue;
-                }
-                let Some(target) = snap.resolve(&link.target, Some(&hit.document.path)) else {
-                    continue;
-                };
-                if target.id == hit.document.id
-                    || !allowed.get(target.id as usize).copied().unwrap_or(false)
-                {
-                    continue;
-                }
+            for target in linked_documents(snap, &hit, allowed) {
                 // (closeness for ranking, cosine for the hit, chunk)
                 let mut sections: Vec<(f32, f32, &ragdown_index::ChunkRecord)> = snap
                     .chunks_of(target.id)

@@ -96,6 +96,10 @@ impl<'a> SectionVectors<'a> {
     /// A live chunk and its vector (empty, so every cosine 0, when it was not fetched).
     pub(crate) fn chunk(&self, id: i64) -> Option<(&'a ChunkRecord, Int8Vector<'_>)> {
         let (record, held) = self.snap.chunk(id)?;
+        // Nothing is fetched when the snapshot holds the vectors: no lookup on that hot path.
+        if self.records.is_none() {
+            return Some((record, held));
+        }
         Some((
             record,
             match self.fetched.get(&id) {

@@ -89,6 +89,14 @@ fn notes() -> tempfile::TempDir {
     dir
 }
 
+/// Runs `cmd`, which must fail with `words` in its stderr.
+fn fails_saying(cmd: &mut std::process::Command, words: &str) {
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains(words), "{stderr}");
+}
+
 fn stdout_of(out: Output) -> String {
     assert!(
         out.status.success(),
@@ -209,29 +217,20 @@ fn a_pgvector_dense_pool_answers_from_the_database_and_follows_edits() {
     assert_eq!(db.count(&db.schema, "section_vectors"), 2);
 
     // Without a database, or with a value it does not know, it says what to set.
-    let out = crate::harness::ragdown_in(data.path())
-        .env("RAGDOWN_DENSE_POOL", "pgvector")
-        .env_remove("RAGDOWN_DATABASE_URL")
-        .arg("index")
-        .arg(docs.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("set RAGDOWN_DATABASE_URL"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    fails_saying(
+        ragdown_in(data.path())
+            .env("RAGDOWN_DENSE_POOL", "pgvector")
+            .env_remove("RAGDOWN_DATABASE_URL")
+            .arg("index")
+            .arg(docs.path()),
+        "set RAGDOWN_DATABASE_URL",
     );
-    let out = ragdown()
-        .env("RAGDOWN_DENSE_POOL", "hnsw")
-        .arg("status")
-        .arg(docs.path())
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("use `memory` or `pgvector`"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    fails_saying(
+        ragdown()
+            .env("RAGDOWN_DENSE_POOL", "hnsw")
+            .arg("status")
+            .arg(docs.path()),
+        "use `memory` or `pgvector`",
     );
 }
 
@@ -252,16 +251,11 @@ fn migrate_moves_an_index_from_sqlite_without_embedding_again() {
     assert!(out.contains("3 chunks and"), "{out}");
 
     // Without a database to move to, it says what to set.
-    let out = ragdown_in(data.path())
-        .args(["migrate", "--to", "postgres"])
-        .arg(docs.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("set RAGDOWN_DATABASE_URL"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    fails_saying(
+        ragdown_in(data.path())
+            .args(["migrate", "--to", "postgres"])
+            .arg(docs.path()),
+        "set RAGDOWN_DATABASE_URL",
     );
 
     let out = stdout_of(

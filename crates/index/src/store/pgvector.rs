@@ -312,10 +312,18 @@ fn enable(client: &mut Client, url: &str, schema: &str, dim: usize) -> Result<St
 
 /// The quoted schema pgvector is installed in, when it is.
 fn extension_schema(tx: &mut Transaction<'_>) -> Result<Option<String>> {
+    extension_schema_where(tx, "true")
+}
+
+/// [`extension_schema`], when `condition` (SQL) also holds.
+fn extension_schema_where(tx: &mut Transaction<'_>, condition: &str) -> Result<Option<String>> {
     Ok(tx
         .query_opt(
-            "SELECT quote_ident(n.nspname) FROM pg_extension e
-                 JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'",
+            &format!(
+                "SELECT quote_ident(n.nspname) FROM pg_extension e
+                     JOIN pg_namespace n ON n.oid = e.extnamespace
+                     WHERE e.extname = 'vector' AND {condition}"
+            ),
             &[],
         )?
         .map(|r| r.try_get(0))
@@ -325,16 +333,12 @@ fn extension_schema(tx: &mut Transaction<'_>) -> Result<Option<String>> {
 /// Adds the new chunks of document `document_id` to `section_vectors` when the folder has one
 /// (called inside the transaction that replaced them; their old rows went by cascade).
 pub(crate) fn index_document(tx: &mut Transaction<'_>, document_id: i64) -> Result<()> {
-    let Some(row) = tx.query_opt(
-        "SELECT quote_ident(n.nspname) FROM pg_extension e
-             JOIN pg_namespace n ON n.oid = e.extnamespace
-             WHERE e.extname = 'vector' AND to_regclass('section_vectors') IS NOT NULL",
-        &[],
-    )?
+    // One catalog lookup per write: another server may have made the table since this one
+    // opened its records.
+    let Some(types) = extension_schema_where(tx, "to_regclass('section_vectors') IS NOT NULL")?
     else {
         return Ok(());
     };
-    let types: String = row.try_get(0)?;
     let rows = tx.query(
         "SELECT c.id, v.vector FROM chunks c JOIN vectors v ON v.key = c.vector_key
              WHERE c.document_id = $1",

@@ -255,26 +255,6 @@ impl PostgresStore {
         Ok(super::join_chunks(vectors, chunks, pieces))
     }
 
-    /// Every chunk's record in id order, without vectors (a snapshot whose dense pool is a
-    /// pgvector index reads no vector at open).
-    fn chunk_records(&mut self) -> Result<Vec<StoredChunk>> {
-        self.client()?
-            .query(
-                "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text
-                     FROM chunks ORDER BY id",
-                &[],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(StoredChunk {
-                    record: chunk_record(r)?,
-                    vector: Vec::new(),
-                    pieces: Vec::new(),
-                })
-            })
-            .collect()
-    }
-
     fn document_chunks(&mut self, document_id: i64) -> Result<Vec<StoredChunk>> {
         let mut chunks = self
             .client()?
@@ -397,8 +377,23 @@ impl RecordStore for PostgresStore {
         }
     }
 
+    /// One query for the records alone: the vector cache, the bulk of the records, is not read.
     fn chunks_without_vectors(&mut self) -> Result<Vec<StoredChunk>> {
-        self.chunk_records()
+        self.client()?
+            .query(
+                "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text
+                     FROM chunks ORDER BY id",
+                &[],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(StoredChunk {
+                    record: chunk_record(r)?,
+                    vector: Vec::new(),
+                    pieces: Vec::new(),
+                })
+            })
+            .collect()
     }
 
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {

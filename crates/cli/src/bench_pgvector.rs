@@ -84,13 +84,17 @@ pub(crate) fn measure(url: &str, synthetic: &Synthetic) -> Result<PgvectorFigure
     }
 
     let started = Instant::now();
-    let chunks = records.chunks(None)?;
-    let snapshot = ragdown_index::Snapshot::load(DIM, true, records.documents()?, chunks);
+    let documents = records.documents()?;
+    let snapshot = ragdown_index::Snapshot::load(DIM, true, documents, |each| {
+        records.snapshot_chunks(true, each)
+    })?;
     let join_with_vectors_s = started.elapsed().as_secs_f64();
     drop(snapshot);
     let started = Instant::now();
-    let chunks = records.chunks_without_vectors()?;
-    let snapshot = ragdown_index::Snapshot::load(DIM, false, records.documents()?, chunks);
+    let documents = records.documents()?;
+    let snapshot = ragdown_index::Snapshot::load(DIM, false, documents, |each| {
+        records.snapshot_chunks(false, each)
+    })?;
     let join_without_vectors_s = started.elapsed().as_secs_f64();
     drop(snapshot);
     drop(records);

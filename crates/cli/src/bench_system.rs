@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::Args;
+use ragdown_embed::int8::OwnedInt8;
 use serde_json::{Value, json};
 
 #[derive(Args)]
@@ -37,6 +38,12 @@ pub struct SystemArgs {
     /// Only the synthetic-vector figures: no corpus is indexed (DIR is not read).
     #[arg(long)]
     vectors_only: bool,
+    /// Internal: write `--vectors` synthetic sections as SQLite records in DIR (`write`), or
+    /// open them the way a server's start does (`int8`: every chunk into a snapshot, its
+    /// vectors rounded as they are read; `f32`: all read as f32 first, the way opening worked
+    /// before) and exit. The parent measures the child.
+    #[arg(long, hide = true, value_name = "HOW")]
+    open_records: Option<String>,
     #[arg(long)]
     json: bool,
 }
@@ -371,25 +378,94 @@ fn synthetic_snapshot(vectors: &[f32], dim: usize) -> ragdown_index::Snapshot {
             ..Default::default()
         })
         .collect();
-    let chunks = vectors
-        .chunks_exact(dim)
-        .enumerate()
-        .map(|(i, v)| ragdown_index::store::StoredChunk {
-            record: ragdown_index::ChunkRecord {
-                id: i as i64 + 1,
-                document_id: (i / PER_DOCUMENT) as i64 + 1,
-                ord: (i % PER_DOCUMENT) as u32,
-                line_start: 1,
-                line_end: 1,
-                heading: String::new(),
-                breadcrumb: String::new(),
-                text: String::new(),
-            },
-            vector: v.to_vec(),
-            pieces: Vec::new(),
-        })
-        .collect();
-    ragdown_index::Snapshot::load(dim, true, documents, chunks)
+    let loaded = ragdown_index::Snapshot::load(dim, true, documents, |each| {
+        for (i, v) in vectors.chunks_exact(dim).enumerate() {
+            each(ragdown_index::store::SnapshotChunk {
+                record: ragdown_index::ChunkRecord {
+                    id: i as i64 + 1,
+                    document_id: (i / PER_DOCUMENT) as i64 + 1,
+                    ord: (i % PER_DOCUMENT) as u32,
+                    line_start: 1,
+                    line_end: 1,
+                    heading: String::new(),
+                    breadcrumb: String::new(),
+                    text: String::new(),
+                },
+                vector: Some(OwnedInt8::new(v)),
+                pieces: Vec::new(),
+            });
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match loaded {
+        Ok(snapshot) => snapshot,
+        Err(never) => match never {},
+    }
+}
+
+/// A server's start over `count` sections in SQLite records: the synthetic vectors written as
+/// records by one child process, then opened into a snapshot by another per way of reading
+/// them (each way's wall time and the child's peak RSS). Run while this process is still
+/// small: Linux carries a parent's peak RSS into a child spawned by vfork and exec, so a
+/// child's figure is only its own when it is above the parent's.
+fn open_figures(count: usize) -> Result<Value> {
+    let scratch = tempfile::tempdir()?;
+    let dir = scratch.path().to_string_lossy().into_owned();
+    let count = count.to_string();
+    run_measured(
+        &[
+            "bench-system",
+            &dir,
+            "--vectors",
+            &count,
+            "--open-records",
+            "write",
+        ],
+        &[],
+    )?;
+    let mut figures = json!({});
+    for how in ["int8", "f32"] {
+        let cost = run_measured(&["bench-system", &dir, "--open-records", how], &[])?;
+        figures[how] = json!({"s": cost.wall.as_secs_f64(), "peak_mb": mb(cost.peak_rss)});
+    }
+    Ok(figures)
+}
+
+/// `--open-records`: loads the snapshot of the SQLite records in `dir` (see [`SystemArgs`]).
+fn open_records(dir: &Path, how: &str, vectors: usize) -> Result<()> {
+    let mut records = ragdown_index::store::open(
+        &ragdown_index::store::RecordsLocation::DataDir,
+        dir,
+        ragdown_index::store::Creating::Always,
+    )?;
+    if how == "write" {
+        let synthetic = Synthetic::new(vectors);
+        ragdown_index::store::write_synthetic(records.as_mut(), &synthetic.vectors, DIM, 1000)?;
+        return Ok(());
+    }
+    let documents = records.documents()?;
+    let snapshot = match how {
+        "int8" => ragdown_index::Snapshot::load(DIM, true, documents, |each| {
+            records.snapshot_chunks(true, each)
+        })?,
+        // The f32 way: every stored vector read as f32, then rounded chunk by chunk.
+        "f32" => {
+            let chunks = records.chunks(None)?;
+            ragdown_index::Snapshot::load(DIM, true, documents, |each| {
+                for c in chunks {
+                    each(ragdown_index::store::SnapshotChunk {
+                        vector: Some(OwnedInt8::new(&c.vector)),
+                        pieces: c.pieces.chunks(DIM).map(OwnedInt8::new).collect(),
+                        record: c.record,
+                    });
+                }
+                Ok::<(), anyhow::Error>(())
+            })?
+        }
+        other => anyhow::bail!("--open-records takes write, int8 or f32, not {other}"),
+    };
+    println!("{} sections", snapshot.chunk_count());
+    Ok(())
 }
 
 /// The synthetic-vector figures: the exact in-memory scan, and the pgvector pool when asked.
@@ -402,6 +478,8 @@ fn run_vectors(args: &SystemArgs) -> Result<Value> {
             eprintln!("bench-system: {what}");
         }
     };
+    say("a server's start from SQLite records of that many sections");
+    let open = open_figures(args.vectors)?;
     say(&format!("{} synthetic vectors", args.vectors));
     let synthetic = Synthetic::new(args.vectors);
     say("exact top-10 in memory");
@@ -415,10 +493,21 @@ fn run_vectors(args: &SystemArgs) -> Result<Value> {
             scan.bytes_per_million / 1e6
         );
     }
+    if !args.json {
+        println!(
+            "open {} sections from SQLite records: {:.1} s, peak {:.0} MB (vectors read as f32 first: {:.1} s, peak {:.0} MB)",
+            args.vectors,
+            open["int8"]["s"].as_f64().unwrap_or(0.0),
+            open["int8"]["peak_mb"].as_f64().unwrap_or(0.0),
+            open["f32"]["s"].as_f64().unwrap_or(0.0),
+            open["f32"]["peak_mb"].as_f64().unwrap_or(0.0),
+        );
+    }
     let mut report = json!({
         "vectors": args.vectors, "dim": DIM, "p50_ms": scan.p50_ms,
         "recall_at_10": scan.recall_at_10,
         "mb_per_million": scan.bytes_per_million / 1e6,
+        "open_from_sqlite": open,
     });
     if let Some(url) = &args.pgvector {
         say("pgvector: writing the records, building the HNSW index, querying");
@@ -457,6 +546,9 @@ fn run_vectors(args: &SystemArgs) -> Result<Value> {
 }
 
 pub fn run(args: &SystemArgs) -> Result<()> {
+    if let Some(how) = &args.open_records {
+        return open_records(&args.dir, how, args.vectors);
+    }
     if args.vectors_only {
         let report = run_vectors(args)?;
         if args.json {

@@ -32,6 +32,32 @@ impl Int8Vector<'_> {
     }
 }
 
+/// An int8 vector that owns its components: a stored vector on its way into a snapshot,
+/// rounded as soon as it is read so the f32 form is never held for the whole cache.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OwnedInt8 {
+    pub values: Vec<i8>,
+    pub scale: f32,
+}
+
+impl OwnedInt8 {
+    /// `vector` rounded as [`quantize`] rounds it.
+    pub fn new(vector: &[f32]) -> Self {
+        let mut values = Vec::with_capacity(vector.len());
+        let scale = quantize(vector, &mut values);
+        Self { values, scale }
+    }
+
+    /// A vector stored as little-endian f32 bytes (the records' encoding), rounded.
+    pub fn from_le_bytes(bytes: &[u8]) -> Self {
+        let floats: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Self::new(&floats)
+    }
+}
+
 /// Appends `vector` rounded to int8 to `out` and returns its scale. A zero vector stores zeros
 /// with scale 0.
 pub fn quantize(vector: &[f32], out: &mut Vec<i8>) -> f32 {

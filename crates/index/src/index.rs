@@ -130,17 +130,10 @@ fn load_snapshot(
     dim: usize,
     holds_vectors: bool,
 ) -> Result<Snapshot> {
-    let chunks = if holds_vectors {
-        store.chunks(None)?
-    } else {
-        store.chunks_without_vectors()?
-    };
-    Ok(Snapshot::load(
-        dim,
-        holds_vectors,
-        store.documents()?,
-        chunks,
-    ))
+    let documents = store.documents()?;
+    Snapshot::load(dim, holds_vectors, documents, |each| {
+        store.snapshot_chunks(holds_vectors, each)
+    })
 }
 
 /// Opens the records, replacing a SQLite file that cannot be read as ours (derived data). A

@@ -9,10 +9,10 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use ragdown_embed::int8::{Int8Vector, quantize};
+use ragdown_embed::int8::{Int8Vector, OwnedInt8};
 
 use crate::DocumentRecord;
-use crate::store::StoredChunk;
+use crate::store::{SnapshotChunk, StoredChunk};
 
 /// A chunk as searches see it (its vector lives beside it in the segment).
 #[derive(Debug, Clone)]
@@ -56,16 +56,17 @@ impl Default for Segment {
 }
 
 impl Segment {
-    /// Adds a chunk with its f32 vector and its pieces' (`dim` floats each, one after another).
-    /// Empty slices add a chunk without vectors (a snapshot whose dense pool is elsewhere).
-    fn push(&mut self, record: ChunkRecord, vector: &[f32], pieces: &[f32], dim: usize) {
+    /// Adds a chunk with its vectors (rounded); without a vector, a chunk of a snapshot whose
+    /// dense pool is elsewhere.
+    fn push(&mut self, record: ChunkRecord, vector: Option<&OwnedInt8>, pieces: &[OwnedInt8]) {
         self.chunks.push(record);
-        if !vector.is_empty() {
-            self.scales.push(quantize(vector, &mut self.vectors));
+        if let Some(vector) = vector {
+            self.vectors.extend_from_slice(&vector.values);
+            self.scales.push(vector.scale);
         }
-        for piece in pieces.chunks_exact(dim.max(1)) {
-            self.piece_scales
-                .push(quantize(piece, &mut self.piece_vectors));
+        for piece in pieces {
+            self.piece_vectors.extend_from_slice(&piece.values);
+            self.piece_scales.push(piece.scale);
         }
         self.piece_starts.push(self.piece_scales.len());
     }
@@ -158,14 +159,15 @@ impl Snapshot {
         }
     }
 
-    /// Builds a snapshot from everything in the records, with their vectors when
+    /// Builds a snapshot from the records' `documents` and the chunks `read` hands over (see
+    /// [`crate::store::RecordStore::snapshot_chunks`]), with their vectors when
     /// `holds_vectors`.
-    pub fn load(
+    pub fn load<E>(
         dim: usize,
         holds_vectors: bool,
         documents: Vec<DocumentRecord>,
-        chunks: Vec<StoredChunk>,
-    ) -> Self {
+        read: impl FnOnce(&mut dyn FnMut(SnapshotChunk)) -> Result<(), E>,
+    ) -> Result<Self, E> {
         let mut snap = if holds_vectors {
             Self::new(dim)
         } else {
@@ -174,12 +176,10 @@ impl Snapshot {
         for doc in documents {
             snap.put_document(doc);
         }
-        for c in chunks {
-            snap.push_chunk(c);
-        }
+        read(&mut |c| snap.push_rounded_chunk(c))?;
         snap.seal();
         snap.refresh_superseded();
-        snap
+        Ok(snap)
     }
 
     /// Whether chunks are held with their vectors; when not, [`Snapshot::chunk`] gives each an
@@ -321,16 +321,35 @@ impl Snapshot {
         }
     }
 
+    /// Adds a chunk with its f32 vectors (a sync's, just embedded), rounded here.
     pub(crate) fn push_chunk(&mut self, c: StoredChunk) {
+        let dim = self.dim.max(1);
+        self.push_rounded_chunk(SnapshotChunk {
+            vector: Some(OwnedInt8::new(&c.vector)),
+            pieces: c.pieces.chunks_exact(dim).map(OwnedInt8::new).collect(),
+            record: c.record,
+        });
+    }
+
+    /// Adds a chunk whose vectors are already rounded; a snapshot without vectors keeps only
+    /// its record.
+    fn push_rounded_chunk(&mut self, c: SnapshotChunk) {
+        if self.holds_vectors && c.vector.is_none() {
+            // A snapshot's chunks and vectors go in step: one without is left out, as the
+            // records' join leaves out a chunk whose vector is missing.
+            return;
+        }
         Arc::make_mut(&mut self.document_chunks)
             .entry(c.record.document_id)
             .or_default()
             .push(c.record.id);
-        if self.holds_vectors {
-            self.pending.push(c.record, &c.vector, &c.pieces, self.dim);
+        let vector = c.vector.as_ref().filter(|_| self.holds_vectors);
+        let pieces = if self.holds_vectors {
+            &c.pieces[..]
         } else {
-            self.pending.push(c.record, &[], &[], self.dim);
-        }
+            &[]
+        };
+        self.pending.push(c.record, vector, pieces);
     }
 
     /// Freezes chunks pushed since the last seal into a segment.

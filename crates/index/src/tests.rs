@@ -184,6 +184,22 @@ fn loading_every_chunk_at_once_matches_loading_each_document() {
             assert_eq!(a.vector, b.vector, "vector of chunk {}", a.record.id);
             assert_eq!(a.pieces, b.pieces, "pieces of chunk {}", a.record.id);
         }
+        // A snapshot opened from the records (vectors rounded as they are read) holds what
+        // the sync's own snapshot (rounded as they were embedded) holds.
+        let live = index.snapshot();
+        let documents = store.documents().unwrap();
+        let opened = crate::Snapshot::load(live.dim, true, documents, |each| {
+            store.snapshot_chunks(true, each)
+        })
+        .unwrap();
+        assert_eq!(opened.chunk_count(), live.chunk_count());
+        for (c, v) in live.chunks() {
+            let (_, w) = opened.chunk(c.id).unwrap();
+            assert_eq!(v, w, "vector of chunk {}", c.id);
+            let pieces =
+                |s: &crate::Snapshot| s.pieces(c.id).map(|p| p.to_f32()).collect::<Vec<_>>();
+            assert_eq!(pieces(&live), pieces(&opened), "pieces of chunk {}", c.id);
+        }
     });
 }
 

@@ -15,8 +15,8 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::{Client, NoTls, Row, Transaction};
 
 use super::{
-    NewChunk, RecordStore, StoredChunk, Sweep, attach_pieces, blob_to_vector, json_list, list_json,
-    vector_to_blob,
+    KeyedRows, NewChunk, RecordStore, StoredChunk, Sweep, attach_pieces, blob_to_vector, json_list,
+    list_json, vector_to_blob,
 };
 use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
 
@@ -219,42 +219,6 @@ impl PostgresStore {
         Ok(())
     }
 
-    fn read_all_chunks(&mut self) -> Result<Vec<StoredChunk>> {
-        let mut vectors: HashMap<[u8; 32], Vec<f32>> = HashMap::new();
-        // Streamed: the cache is the bulk of the records, so it is never held twice.
-        {
-            let mut rows = self
-                .client()?
-                .query_raw("SELECT key, vector FROM vectors", no_params())?;
-            while let Some(row) = rows.next()? {
-                if let Some(key) = super::key_of(row.try_get::<_, &[u8]>(0)?) {
-                    vectors.insert(key, blob_to_vector(row.try_get::<_, &[u8]>(1)?));
-                }
-            }
-        }
-        let chunks = self
-            .client()?
-            .query(
-                "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
-                        vector_key
-                     FROM chunks ORDER BY id",
-                &[],
-            )?
-            .iter()
-            .map(|r| Ok((chunk_record(r)?, r.try_get::<_, Vec<u8>>(8)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let pieces = self
-            .client()?
-            .query(
-                "SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord",
-                &[],
-            )?
-            .iter()
-            .map(|r| Ok((r.try_get::<_, i64>(0)?, r.try_get::<_, Vec<u8>>(1)?)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(super::join_chunks(vectors, chunks, pieces))
-    }
-
     fn document_chunks(&mut self, document_id: i64) -> Result<Vec<StoredChunk>> {
         let mut chunks = self
             .client()?
@@ -373,27 +337,55 @@ impl RecordStore for PostgresStore {
     fn chunks(&mut self, document_id: Option<i64>) -> Result<Vec<StoredChunk>> {
         match document_id {
             Some(id) => self.document_chunks(id),
-            None => self.read_all_chunks(),
+            None => super::stored_chunks(self),
         }
     }
 
-    /// One query for the records alone: the vector cache, the bulk of the records, is not read.
-    fn chunks_without_vectors(&mut self) -> Result<Vec<StoredChunk>> {
-        self.client()?
+    fn scan_rows(&mut self, vector: &mut dyn FnMut([u8; 32], &[u8])) -> Result<KeyedRows> {
+        // Streamed: the cache is the bulk of the records, so it is never held twice.
+        {
+            let mut rows = self
+                .client()?
+                .query_raw("SELECT key, vector FROM vectors", no_params())?;
+            while let Some(row) = rows.next()? {
+                if let Some(key) = super::key_of(row.try_get::<_, &[u8]>(0)?) {
+                    vector(key, row.try_get::<_, &[u8]>(1)?);
+                }
+            }
+        }
+        let chunks = self
+            .client()?
             .query(
-                "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text
+                "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
+                        vector_key
                      FROM chunks ORDER BY id",
                 &[],
             )?
             .iter()
-            .map(|r| {
-                Ok(StoredChunk {
-                    record: chunk_record(r)?,
-                    vector: Vec::new(),
-                    pieces: Vec::new(),
-                })
-            })
-            .collect()
+            .map(|r| Ok((chunk_record(r)?, r.try_get::<_, Vec<u8>>(8)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let pieces = self
+            .client()?
+            .query(
+                "SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord",
+                &[],
+            )?
+            .iter()
+            .map(|r| Ok((r.try_get::<_, i64>(0)?, r.try_get::<_, Vec<u8>>(1)?)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((chunks, pieces))
+    }
+
+    fn scan_chunk_records(&mut self, each: &mut dyn FnMut(ChunkRecord)) -> Result<()> {
+        let mut rows = self.client()?.query_raw(
+            "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text
+                 FROM chunks ORDER BY id",
+            no_params(),
+        )?;
+        while let Some(row) = rows.next()? {
+            each(chunk_record(&row)?);
+        }
+        Ok(())
     }
 
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {

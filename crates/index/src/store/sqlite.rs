@@ -7,8 +7,8 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    NewChunk, RecordStore, StoredChunk, Sweep, attach_pieces, blob_to_vector, json_list, list_json,
-    vector_to_blob,
+    KeyedRows, NewChunk, RecordStore, StoredChunk, Sweep, attach_pieces, blob_to_vector, json_list,
+    list_json, vector_to_blob,
 };
 use crate::{ChunkRecord, DocumentRecord, IndexError, Result};
 
@@ -54,9 +54,6 @@ CREATE TABLE IF NOT EXISTS vectors(key BLOB PRIMARY KEY, vector BLOB NOT NULL) W
 CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, path TEXT NOT NULL);
 ";
 
-/// How much of the records file a whole-snapshot load maps into memory.
-const LOAD_MMAP_BYTES: i64 = 1 << 32;
-
 /// One index's records in `records.sqlite`.
 pub struct SqliteStore {
     conn: Connection,
@@ -101,35 +98,6 @@ impl SqliteStore {
             conn,
             released: HashSet::new(),
         })
-    }
-
-    /// [`RecordStore::chunks`] of the whole index by three sequential scans — the vector
-    /// cache, the chunks, the pieces — joined in memory: a join looks each vector up by its
-    /// hash, in random order (real-dev, 10k vectors: 42 ms of lookups against a 10 ms scan).
-    fn read_all_chunks(&self) -> Result<Vec<StoredChunk>> {
-        let mut vectors: HashMap<[u8; 32], Vec<f32>> = HashMap::new();
-        let mut stmt = self.conn.prepare("SELECT key, vector FROM vectors")?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            if let Some(key) = super::key_of(blob(row, 0)?) {
-                vectors.insert(key, blob_to_vector(blob(row, 1)?));
-            }
-        }
-        let mut stmt = self.conn.prepare(
-            "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
-                    vector_key
-                 FROM chunks ORDER BY id",
-        )?;
-        let chunks = stmt
-            .query_map([], |r| Ok((chunk_record(r)?, blob(r, 8)?.to_vec())))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut stmt = self
-            .conn
-            .prepare("SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord")?;
-        let pieces = stmt
-            .query_map([], |r| Ok((r.get::<_, i64>(0)?, blob(r, 1)?.to_vec())))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(super::join_chunks(vectors, chunks, pieces))
     }
 
     /// One document's chunks with their vectors, in id order.
@@ -229,14 +197,48 @@ impl RecordStore for SqliteStore {
         if let Some(document_id) = document_id {
             return self.document_chunks(document_id);
         }
-        // Mapped, the file is read by memory loads instead of one pread(2) a page (10k
-        // sections took 160k syscalls); the map is dropped afterwards so a server's resident
-        // memory does not carry the file.
-        self.conn
-            .pragma_update(None, "mmap_size", LOAD_MMAP_BYTES)?;
-        let chunks = self.read_all_chunks();
-        self.conn.pragma_update(None, "mmap_size", 0)?;
-        chunks
+        super::stored_chunks(self)
+    }
+
+    /// Read, not mapped: a mapped file's pages count as the process's own while it loads (a
+    /// million sections: 2.9 GB peak mapped, 1.4 GB read, and the read was a second faster;
+    /// real-dev's whole open, 10k vectors, 46–52 ms a process either way: sequential scans
+    /// make few reads).
+    fn scan_rows(&mut self, vector: &mut dyn FnMut([u8; 32], &[u8])) -> Result<KeyedRows> {
+        let mut stmt = self.conn.prepare("SELECT key, vector FROM vectors")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            if let Some(key) = super::key_of(blob(row, 0)?) {
+                vector(key, blob(row, 1)?);
+            }
+        }
+        let mut stmt = self.conn.prepare(
+            "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text,
+                    vector_key
+                 FROM chunks ORDER BY id",
+        )?;
+        let chunks = stmt
+            .query_map([], |r| Ok((chunk_record(r)?, blob(r, 8)?.to_vec())))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT chunk_id, vector_key FROM pieces ORDER BY chunk_id, ord")?;
+        let pieces = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, blob(r, 1)?.to_vec())))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok((chunks, pieces))
+    }
+
+    fn scan_chunk_records(&mut self, each: &mut dyn FnMut(ChunkRecord)) -> Result<()> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, document_id, ord, line_start, line_end, heading, breadcrumb, text
+                 FROM chunks ORDER BY id",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            each(chunk_record(row)?);
+        }
+        Ok(())
     }
 
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {

@@ -179,6 +179,42 @@ fn sections_that_share_a_vector_each_load_it() {
 }
 
 #[test]
+fn a_snapshot_reads_each_vector_rounded_as_the_f32_records_would_round() {
+    use ragdown_embed::int8::OwnedInt8;
+    every_store(|store| {
+        // Shared vectors (two users each) and a document of its own.
+        write(store, "a.md", 1);
+        write(store, "c.md", 1);
+        write(store, "d.md", 30);
+        let stored = store.chunks(None).unwrap();
+        let read = |store: &mut dyn RecordStore, vectors: bool| {
+            let mut chunks = Vec::new();
+            store
+                .snapshot_chunks(vectors, &mut |c| chunks.push(c))
+                .unwrap();
+            chunks
+        };
+        let rounded = read(store, true);
+        assert_eq!(rounded.len(), stored.len());
+        for (r, s) in rounded.iter().zip(&stored) {
+            assert_eq!(r.record.id, s.record.id);
+            assert_eq!(r.record.text, s.record.text);
+            assert_eq!(r.vector, Some(OwnedInt8::new(&s.vector)));
+            let pieces: Vec<OwnedInt8> = s.pieces.chunks(3).map(OwnedInt8::new).collect();
+            assert_eq!(r.pieces, pieces);
+        }
+        assert_eq!(rounded[0].pieces.len(), 2, "the first section's two pieces");
+        let bare = read(store, false);
+        let ids = |c: &[SnapshotChunk]| c.iter().map(|c| c.record.id).collect::<Vec<_>>();
+        assert_eq!(ids(&bare), ids(&rounded));
+        assert!(
+            bare.iter()
+                .all(|c| c.vector.is_none() && c.pieces.is_empty())
+        );
+    });
+}
+
+#[test]
 fn a_released_sweep_drops_only_what_replaced_and_removed_documents_no_longer_use() {
     every_store(|store| {
         // a.md uses 1, 2, 11, 12; b.md 30, 31, 40, 41; c.md 1 (shared with a.md), 2, 11, 12.

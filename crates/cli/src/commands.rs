@@ -181,6 +181,9 @@ pub fn sync_dir(
             open_index_preloading(settings, dir, OnModelError::Fail, Preload::ForSync)?;
         if role.is_primary() {
             let report = sync_with_bar(&index)?;
+            // A one-shot process keeps the BM25 merge its commit started (an exiting
+            // writer would abandon it, and the next run would start it again).
+            index.finish_merges()?;
             // The model loads on first use: indexing is when it must, so its failure fails
             // the command (a sync that needed no new vector never loads it).
             if let Some(why) = index.embedder().unavailable() {
@@ -291,23 +294,25 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
             indexing: None,
         };
         println!("{}", ragdown_server::format::json_text(&recall));
-        return Ok(());
+    } else {
+        if hits.is_empty() {
+            println!("No matching documents.");
+        }
+        for (i, hit) in hits.iter().enumerate() {
+            println!(
+                "[{}] {}:{}-{} — {} (similarity {:.2})\n    {}\n",
+                i + 1,
+                ragdown_server::format::escaped(hit.path()),
+                hit.line_start,
+                hit.line_end,
+                hit.breadcrumb,
+                hit.similarity,
+                excerpt(&hit.text, 300)
+            );
+        }
     }
-    if hits.is_empty() {
-        println!("No matching documents.");
-    }
-    for (i, hit) in hits.iter().enumerate() {
-        println!(
-            "[{}] {}:{}-{} — {} (similarity {:.2})\n    {}\n",
-            i + 1,
-            ragdown_server::format::escaped(hit.path()),
-            hit.line_start,
-            hit.line_end,
-            hit.breadcrumb,
-            hit.similarity,
-            excerpt(&hit.text, 300)
-        );
-    }
+    // After the answer is out: the start-up sync's BM25 merge is kept, not abandoned.
+    index.finish_merges()?;
     Ok(())
 }
 

@@ -497,6 +497,16 @@ impl Index {
         Ok(true)
     }
 
+    /// For a process about to exit after writing: lets the BM25 merges its commits started
+    /// finish instead of abandoning them (see `Bm25::finish_merges`). A reader has nothing to
+    /// finish.
+    pub fn finish_merges(&self) -> Result<()> {
+        if self.is_writable() {
+            self.bm25.finish_merges()?;
+        }
+        Ok(())
+    }
+
     /// Turns a reader into the primary (after it took the primary lock): it may now write.
     pub fn promote(&self) -> Result<()> {
         if self.is_writable() {

@@ -245,6 +245,47 @@ fn long_document(sections: usize, edited: Option<usize>) -> String {
 }
 
 #[test]
+fn a_process_that_writes_and_exits_keeps_its_bm25_merges() {
+    let f = Fixture::new();
+    // Each new document a segment of its own, left unmerged.
+    let words = [
+        "alder", "birch", "cedar", "dogwood", "elm", "fir", "ginkgo", "hazel", "ivy",
+    ];
+    for (i, word) in words.iter().enumerate() {
+        f.write(
+            &format!("{i}.md"),
+            &format!("# Tree {i}\n\nThe {word} grows here.\n"),
+        );
+        let index = f.open();
+        index.bm25.stop_merging();
+        index.sync().unwrap();
+    }
+    let segments = f.open().bm25.segment_count();
+    assert_eq!(segments, words.len(), "a segment a document");
+    // One process per re-sync, as the CLI runs them. Re-editing the first document empties
+    // its old segment; the merge its commit plans still names that segment and is thrown
+    // away unless planned again.
+    for round in 0..3 {
+        f.write(
+            "0.md",
+            &format!("# Tree 0\n\nThe alder grows here, round {round}.\n"),
+        );
+        let index = f.open();
+        index.sync().unwrap();
+        index.finish_merges().unwrap();
+    }
+    let index = f.open();
+    let after = index.bm25.segment_count();
+    assert!(
+        after < segments / 2,
+        "{segments} segments before, {after} after"
+    );
+    for word in words {
+        assert_eq!(all_bm25(&index, word).len(), 1, "{word}");
+    }
+}
+
+#[test]
 fn sync_indexes_then_skips_unchanged_files() {
     on_every_backend(|f| {
         f.write(

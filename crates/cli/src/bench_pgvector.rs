@@ -84,19 +84,19 @@ pub(crate) fn measure(url: &str, synthetic: &Synthetic) -> Result<PgvectorFigure
     }
 
     let started = Instant::now();
-    let documents = records.documents()?;
-    let snapshot = ragdown_index::Snapshot::load(DIM, true, documents, |each| {
-        records.snapshot_chunks(true, each)
-    })?;
+    drop(ragdown_index::Snapshot::from_records(
+        records.as_mut(),
+        DIM,
+        true,
+    )?);
     let join_with_vectors_s = started.elapsed().as_secs_f64();
-    drop(snapshot);
     let started = Instant::now();
-    let documents = records.documents()?;
-    let snapshot = ragdown_index::Snapshot::load(DIM, false, documents, |each| {
-        records.snapshot_chunks(false, each)
-    })?;
+    drop(ragdown_index::Snapshot::from_records(
+        records.as_mut(),
+        DIM,
+        false,
+    )?);
     let join_without_vectors_s = started.elapsed().as_secs_f64();
-    drop(snapshot);
     drop(records);
     drop(scratch);
     Ok(PgvectorFigures {

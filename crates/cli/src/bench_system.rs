@@ -378,7 +378,7 @@ fn synthetic_snapshot(vectors: &[f32], dim: usize) -> ragdown_index::Snapshot {
             ..Default::default()
         })
         .collect();
-    let loaded = ragdown_index::Snapshot::load(dim, true, documents, |each| {
+    let Ok(snapshot) = ragdown_index::Snapshot::load(dim, true, documents, |each| {
         for (i, v) in vectors.chunks_exact(dim).enumerate() {
             each(ragdown_index::store::SnapshotChunk {
                 record: ragdown_index::ChunkRecord {
@@ -397,10 +397,7 @@ fn synthetic_snapshot(vectors: &[f32], dim: usize) -> ragdown_index::Snapshot {
         }
         Ok::<(), std::convert::Infallible>(())
     });
-    match loaded {
-        Ok(snapshot) => snapshot,
-        Err(never) => match never {},
-    }
+    snapshot
 }
 
 /// A server's start over `count` sections in SQLite records: the synthetic vectors written as
@@ -443,21 +440,14 @@ fn open_records(dir: &Path, how: &str, vectors: usize) -> Result<()> {
         ragdown_index::store::write_synthetic(records.as_mut(), &synthetic.vectors, DIM, 1000)?;
         return Ok(());
     }
-    let documents = records.documents()?;
     let snapshot = match how {
-        "int8" => ragdown_index::Snapshot::load(DIM, true, documents, |each| {
-            records.snapshot_chunks(true, each)
-        })?,
+        "int8" => ragdown_index::Snapshot::from_records(records.as_mut(), DIM, true)?,
         // The f32 way: every stored vector read as f32, then rounded chunk by chunk.
         "f32" => {
             let chunks = records.chunks(None)?;
-            ragdown_index::Snapshot::load(DIM, true, documents, |each| {
+            ragdown_index::Snapshot::load(DIM, true, records.documents()?, |each| {
                 for c in chunks {
-                    each(ragdown_index::store::SnapshotChunk {
-                        vector: Some(OwnedInt8::new(&c.vector)),
-                        pieces: c.pieces.chunks(DIM).map(OwnedInt8::new).collect(),
-                        record: c.record,
-                    });
+                    each(ragdown_index::store::SnapshotChunk::rounded(c, DIM));
                 }
                 Ok::<(), anyhow::Error>(())
             })?

@@ -123,19 +123,6 @@ fn open_vector_index(settings: &IndexSettings, dim: usize) -> Result<Option<stor
     }
 }
 
-/// The snapshot of everything in `store`, its vectors held when `holds_vectors` (else none
-/// are read).
-fn load_snapshot(
-    store: &mut dyn store::RecordStore,
-    dim: usize,
-    holds_vectors: bool,
-) -> Result<Snapshot> {
-    let documents = store.documents()?;
-    Snapshot::load(dim, holds_vectors, documents, |each| {
-        store.snapshot_chunks(holds_vectors, each)
-    })
-}
-
 /// Opens the records, replacing a SQLite file that cannot be read as ours (derived data). A
 /// database that cannot be opened is an error: it may hold other servers' records.
 fn open_store(settings: &IndexSettings) -> Result<Box<dyn store::RecordStore>> {
@@ -280,7 +267,8 @@ impl Index {
     ) -> Result<Self> {
         let generation = store.generation()?;
         let vector_index = open_vector_index(&settings, embedder.dim())?;
-        let snapshot = load_snapshot(store.as_mut(), embedder.dim(), vector_index.is_none())?;
+        let snapshot =
+            Snapshot::from_records(store.as_mut(), embedder.dim(), vector_index.is_none())?;
         let records_backend = store.backend();
         Ok(Self {
             vector_index,
@@ -428,7 +416,7 @@ impl Index {
         };
         let Some(changed) = changed else {
             let snapshot =
-                load_snapshot(store.as_mut(), self.embedder.dim(), self.holds_vectors())?;
+                Snapshot::from_records(store.as_mut(), self.embedder.dim(), self.holds_vectors())?;
             drop(store);
             self.publish(Arc::new(snapshot));
             self.bm25.clear()?;
@@ -489,7 +477,8 @@ impl Index {
         if generation == self.loaded_generation.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        let snapshot = load_snapshot(store.as_mut(), self.embedder.dim(), self.holds_vectors())?;
+        let snapshot =
+            Snapshot::from_records(store.as_mut(), self.embedder.dim(), self.holds_vectors())?;
         drop(store);
         self.bm25.reload()?;
         self.publish(Arc::new(snapshot));

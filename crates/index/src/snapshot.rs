@@ -182,6 +182,19 @@ impl Snapshot {
         Ok(snap)
     }
 
+    /// The snapshot of everything in `store`, its vectors held when `holds_vectors` (else none
+    /// are read): what opening an index loads.
+    pub fn from_records(
+        store: &mut dyn crate::store::RecordStore,
+        dim: usize,
+        holds_vectors: bool,
+    ) -> crate::Result<Self> {
+        let documents = store.documents()?;
+        Self::load(dim, holds_vectors, documents, |each| {
+            store.snapshot_chunks(holds_vectors, each)
+        })
+    }
+
     /// Whether chunks are held with their vectors; when not, [`Snapshot::chunk`] gives each an
     /// empty vector and the dense pool comes from the records' pgvector index.
     pub fn holds_vectors(&self) -> bool {
@@ -323,12 +336,7 @@ impl Snapshot {
 
     /// Adds a chunk with its f32 vectors (a sync's, just embedded), rounded here.
     pub(crate) fn push_chunk(&mut self, c: StoredChunk) {
-        let dim = self.dim.max(1);
-        self.push_rounded_chunk(SnapshotChunk {
-            vector: Some(OwnedInt8::new(&c.vector)),
-            pieces: c.pieces.chunks_exact(dim).map(OwnedInt8::new).collect(),
-            record: c.record,
-        });
+        self.push_rounded_chunk(SnapshotChunk::rounded(c, self.dim));
     }
 
     /// Adds a chunk whose vectors are already rounded; a snapshot without vectors keeps only

@@ -187,11 +187,7 @@ fn loading_every_chunk_at_once_matches_loading_each_document() {
         // A snapshot opened from the records (vectors rounded as they are read) holds what
         // the sync's own snapshot (rounded as they were embedded) holds.
         let live = index.snapshot();
-        let documents = store.documents().unwrap();
-        let opened = crate::Snapshot::load(live.dim, true, documents, |each| {
-            store.snapshot_chunks(true, each)
-        })
-        .unwrap();
+        let opened = crate::Snapshot::from_records(&mut **store, live.dim, true).unwrap();
         assert_eq!(opened.chunk_count(), live.chunk_count());
         for (c, v) in live.chunks() {
             let (_, w) = opened.chunk(c.id).unwrap();

@@ -172,6 +172,21 @@ pub struct SnapshotChunk {
     pub pieces: Vec<OwnedInt8>,
 }
 
+impl SnapshotChunk {
+    /// A chunk read with f32 vectors (`dim` floats a piece), rounded.
+    pub fn rounded(chunk: StoredChunk, dim: usize) -> Self {
+        Self {
+            vector: Some(OwnedInt8::new(&chunk.vector)),
+            pieces: chunk
+                .pieces
+                .chunks_exact(dim.max(1))
+                .map(OwnedInt8::new)
+                .collect(),
+            record: chunk.record,
+        }
+    }
+}
+
 /// A chunk to write, its vectors already in the cache under `vector_key` and `piece_keys`.
 pub struct NewChunk<'a> {
     pub chunk: &'a ragdown_markdown::Chunk,

@@ -203,14 +203,15 @@ fn synth30_val_stays_above_its_floors() {
 fn real_dev_stays_above_its_floors() {
     check(
         "real-dev",
-        // Measured here: top-1 66.7%, recall@5 87.3%, hook 73.0% at 2.98 sections, 2 of 30
-        // (Dendrite federation and Matrix room version 11: near-topic prompts whose every
-        // term the Synapse docs use).
+        // Measured here: top-1 66.7%, recall@5 87.3%, hook 73.0% at 2.98 sections, 1 of 30
+        // ("what changed in Matrix room version 11": a near-topic prompt whose every term the
+        // Synapse docs use; "configure federation on a Dendrite homeserver" names a server
+        // they never mention, and the hook stays silent).
         Floors {
             top1: 0.637,
             recall5: 0.843,
             hook_answer: 0.700,
-            hook_off_topic: 2,
+            hook_off_topic: 1,
         },
     );
 }

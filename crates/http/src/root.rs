@@ -262,6 +262,19 @@ impl ContextSource for RootHost {
         }
         ids
     }
+    fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError> {
+        // Foreign to every folder: a name one folder mentions (or a document it names) may
+        // be what the prompt asks that folder.
+        let mut foreign: Option<Vec<String>> = None;
+        for folder in self.mcp_folders() {
+            let names = folder.engine.foreign_names(prompt)?;
+            foreign = Some(match foreign {
+                None => names,
+                Some(before) => before.into_iter().filter(|n| names.contains(n)).collect(),
+            });
+        }
+        Ok(foreign.unwrap_or_default())
+    }
     fn log(&self, entry: Value) {
         if self.settings().query_log {
             self.folders.query_log.record("*", entry);

@@ -133,6 +133,64 @@ impl QueryTerms {
     }
 }
 
+/// The words `prompt` writes as proper names: capitalised where a sentence does not start
+/// (`Dendrite`, `Kubernetes`, `MUC`), each once, possessives and contractions cut (`Google's`
+/// → `Google`; the pronoun `I` is no name). Plain words, numbers and a sentence's first word
+/// are left out, since their capital says nothing.
+pub fn proper_names(prompt: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut opens_sentence = true;
+    for token in prompt.split_whitespace() {
+        let word = token
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .split(['\'', '\u{2019}'])
+            .next()
+            .unwrap_or("");
+        let capitalised = word.chars().next().is_some_and(char::is_uppercase);
+        if !opens_sentence
+            && capitalised
+            && word.chars().count() >= 2
+            && !names.iter().any(|n| n == word)
+        {
+            names.push(word.to_string());
+        }
+        // A word ending a sentence (or a clause a capital may follow) makes the next one an
+        // opening word; a token of punctuation alone changes nothing.
+        if let Some(last) = token.trim_end_matches(['"', ')', '\'', '`']).chars().last() {
+            opens_sentence = matches!(last, '.' | '!' | '?' | ':' | ';');
+        }
+    }
+    names
+}
+
+/// The proper names of `prompt` ([`proper_names`]) that the index holds in no section, title
+/// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents.
+/// Empty when the prompt names one of the documents (its title or an alias): a prompt about
+/// `ember-deploy` that mentions Kubernetes is still about `ember-deploy`.
+pub fn foreign_names(index: &Index, prompt: &str) -> Result<Vec<String>, SearchError> {
+    let names = proper_names(prompt);
+    if names.is_empty() {
+        return Ok(names);
+    }
+    let snap = index.snapshot();
+    let all = vec![true; snap.max_document_id() as usize + 1];
+    if !crate::named::named_documents(&snap, prompt, &all)
+        .documents
+        .is_empty()
+    {
+        return Ok(Vec::new());
+    }
+    let mut foreign = Vec::new();
+    for name in names {
+        let frequencies = index.term_frequencies(&name)?;
+        // A name that analyses to no term (a stop word such as `The`) says nothing.
+        if !frequencies.terms.is_empty() && frequencies.terms.iter().all(|(_, held)| *held == 0) {
+            foreign.push(name);
+        }
+    }
+    Ok(foreign)
+}
+
 /// One index's background, measured again when its section count has moved by more than a
 /// tenth since (an edit does not change it; a folder that doubled does).
 #[derive(Default)]
@@ -184,6 +242,21 @@ mod tests {
         assert!(q.unknown(&f) > 0.6);
         let all: HashSet<String> = ["configur", "homeserv", "dendrit"].map(String::from).into();
         assert!((q.coverage(&all) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn proper_names_skip_opening_words_pronouns_and_plain_words() {
+        assert_eq!(
+            proper_names("how do I configure federation on a Dendrite homeserver?"),
+            ["Dendrite"]
+        );
+        assert_eq!(
+            proper_names("Clients get HTTP 413. Should I raise it? Ask Google's team (MUC)"),
+            ["HTTP", "Google", "MUC"]
+        );
+        assert!(proper_names("What should I do when the cache fills up?").is_empty());
+        assert!(proper_names("I'm stuck: Where is the restore step").is_empty());
+        assert_eq!(proper_names("use Slack, then Slack again"), ["Slack"]);
     }
 
     #[test]

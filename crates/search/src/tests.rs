@@ -399,3 +399,27 @@ fn a_pgvector_pool_gives_the_hits_the_in_memory_scan_gives() {
     let background = |index: &Index| evidence::background(index).unwrap().unwrap();
     assert!((background(&memory) - background(&pgvector)).abs() < 0.01);
 }
+
+#[test]
+fn foreign_names_are_the_prompts_names_no_document_mentions() {
+    let (index, _d, _x) = index_of(&[
+        (
+            "synapse.md",
+            "# Synapse\n\nFederation lets this homeserver talk to others over Matrix.\n",
+        ),
+        (
+            "ember.md",
+            "---\naliases: [ember-deploy]\n---\n# Ember Deploy\n\nRolls releases out.\n",
+        ),
+    ]);
+    let foreign = |prompt| evidence::foreign_names(&index, prompt).unwrap();
+    assert_eq!(
+        foreign("how do I configure federation on a Dendrite homeserver?"),
+        ["Dendrite"]
+    );
+    // Names the documents hold (any case, stemmed as BM25 stems them) are not foreign.
+    assert!(foreign("does federation work between Matrix homeservers").is_empty());
+    // A prompt that names one of the documents is about it, whatever else it mentions.
+    assert!(foreign("can ember-deploy roll out to Kubernetes").is_empty());
+    assert_eq!(foreign("can it roll out to Kubernetes"), ["Kubernetes"]);
+}

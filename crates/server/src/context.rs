@@ -3,11 +3,12 @@
 //! nothing; the prompt's strongest hit must show enough *evidence* that it answers the prompt —
 //! the share of the prompt's rare terms its section holds plus how far its cosine rises above
 //! the folder's background ([`evidence`]), on no model's own scale — and the hits after it
-//! [`FOLLOW_SHARE`] of that floor; each must, when set, reach `min_score` and a
-//! share (`min_ratio`) of the best hit's cosine; a section is injected once per session. A hit
-//! holding a strong name the prompt quotes, or from a document whose alias the prompt names,
-//! is injected first whatever its evidence. The block names the folder, never the server's
-//! absolute paths.
+//! [`FOLLOW_SHARE`] of that floor; each must, when set, reach `min_score` and a share
+//! (`min_ratio`) of the best hit's cosine. A prompt writing a proper name the documents never
+//! mention (and naming none of them) is about something else and opens no gate. A section is
+//! injected once per session. A hit holding a strong name the prompt quotes, or from a
+//! document whose alias the prompt names, is injected first whatever its evidence. The block
+//! names the folder, never the server's absolute paths.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
@@ -194,6 +195,9 @@ pub trait ContextSource {
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError>;
     /// Ids (as in the hits `search` returns) of documents whose alias the prompt names.
     fn aliased(&self, prompt: &str) -> HashSet<i64>;
+    /// The proper names the prompt uses that these documents never mention, when it names
+    /// none of the documents ([`ragdown_search::evidence::foreign_names`]).
+    fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError>;
     fn log(&self, entry: serde_json::Value);
 }
 
@@ -235,6 +239,12 @@ impl ContextSource for Engine {
             .into_iter()
             .collect()
     }
+    fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError> {
+        Ok(ragdown_search::evidence::foreign_names(
+            &self.index,
+            prompt,
+        )?)
+    }
     fn log(&self, entry: serde_json::Value) {
         self.log_query(entry);
     }
@@ -257,6 +267,9 @@ pub struct Candidates {
     /// ranked first.
     pinned: Vec<usize>,
     pub background: Option<f32>,
+    /// Proper names of the prompt the documents never mention (it names none of them): the
+    /// prompt is about something else, and only a pinned section is injected.
+    pub foreign: Vec<String>,
 }
 
 impl Candidates {
@@ -285,6 +298,7 @@ impl Candidates {
             hits,
             pinned,
             background: source.background(),
+            foreign: source.foreign_names(prompt)?,
         })
     }
 
@@ -306,7 +320,7 @@ impl Candidates {
             .filter(unseen)
             .map(evidence_of)
             .fold(f32::MIN, f32::max);
-        let floor = if strongest >= gate.min_evidence {
+        let floor = if strongest >= gate.min_evidence && self.foreign.is_empty() {
             gate.min_evidence * FOLLOW_SHARE
         } else {
             f32::INFINITY
@@ -412,6 +426,7 @@ pub fn inject(
             "dropped": hits.len() - injected.len(),
             "min_score": gate.min_score.map(|m| crate::format::rounded(m, 4)),
             "min_evidence": crate::format::rounded(gate.min_evidence, 4),
+            "foreign": &candidates.foreign,
             "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
         }));
     };
@@ -523,6 +538,7 @@ mod tests {
                 ],
                 pinned: Vec::new(),
                 background: Some(background),
+                foreign: Vec::new(),
             };
             assert_eq!(chosen(&candidates, &gate()), vec![1, 3], "at {background}");
         }
@@ -540,6 +556,7 @@ mod tests {
             ],
             pinned: Vec::new(),
             background: Some(background),
+            foreign: Vec::new(),
         };
         assert_eq!(chosen(&strong, &gate()), vec![1, 2]);
         // Without a section at the whole floor, the prompt gets nothing.
@@ -550,6 +567,7 @@ mod tests {
             ],
             pinned: Vec::new(),
             background: Some(background),
+            foreign: Vec::new(),
         };
         assert!(chosen(&weak, &gate()).is_empty());
         // The strongest, once injected in this session, no longer opens the gate for the rest.
@@ -563,6 +581,7 @@ mod tests {
             hits: vec![hit(1, 0.3, 0.3), hit(2, 0.25, 0.28)],
             pinned: Vec::new(),
             background: Some(0.2),
+            foreign: Vec::new(),
         };
         assert!(chosen(&candidates, &gate()).is_empty());
     }
@@ -573,6 +592,7 @@ mod tests {
             hits: vec![hit(1, 0.9, 0.7), hit(2, 0.0, 0.1)],
             pinned: vec![1],
             background: Some(0.2),
+            foreign: Vec::new(),
         };
         assert_eq!(chosen(&candidates, &gate()), vec![2, 1]);
         // Once seen, the pinned section is not repeated and the gate decides alone.
@@ -581,11 +601,29 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_about_a_name_the_documents_never_mention_gets_only_a_pinned_section() {
+        // Strong evidence otherwise: the documents hold the prompt's other rare terms.
+        let mut candidates = Candidates {
+            hits: vec![hit(1, 0.9, 0.7), hit(2, 0.8, 0.6)],
+            pinned: Vec::new(),
+            background: Some(0.2),
+            foreign: vec!["Dendrite".into()],
+        };
+        assert!(chosen(&candidates, &gate()).is_empty());
+        // A section holding a strong name the prompt quotes is still injected.
+        candidates.pinned = vec![1];
+        assert_eq!(chosen(&candidates, &gate()), vec![2]);
+        candidates.foreign.clear();
+        assert_eq!(chosen(&candidates, &gate()), vec![2, 1]);
+    }
+
+    #[test]
     fn min_score_and_min_ratio_are_extra_gates() {
         let candidates = Candidates {
             hits: vec![hit(1, 1.0, 0.5), hit(2, 1.0, 0.3)],
             pinned: Vec::new(),
             background: Some(0.2),
+            foreign: Vec::new(),
         };
         assert_eq!(chosen(&candidates, &gate()), vec![1, 2]);
         let floor = Gate {
@@ -603,6 +641,7 @@ mod tests {
             background: None,
             hits: vec![hit(1, 0.9, 0.0), hit(2, 0.5, 0.0)],
             pinned: Vec::new(),
+            foreign: Vec::new(),
         };
         assert_eq!(chosen(&keyword_only, &gate()), vec![1]);
     }
@@ -631,6 +670,9 @@ mod tests {
         }
         fn aliased(&self, _: &str) -> HashSet<i64> {
             HashSet::new()
+        }
+        fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError> {
+            panic!("a skipped prompt was read for names: {prompt:?}")
         }
         fn log(&self, _: serde_json::Value) {}
     }

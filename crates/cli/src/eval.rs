@@ -262,6 +262,9 @@ pub struct HookTally {
     pub sections: usize,
     pub off_topic: usize,
     pub off_topic_injected: usize,
+    /// Each off-topic prompt the hook injected into, with the first section it injected
+    /// (`path:line breadcrumb`): what to look at before raising the gate.
+    pub intruded: Vec<(String, String)>,
     /// Milliseconds per hook call, sorted.
     pub latencies: Vec<f64>,
 }
@@ -278,6 +281,10 @@ impl HookTally {
             "sections_per_prompt": self.sections as f64 / self.on_topic.max(1) as f64,
             "off_topic": self.off_topic,
             "off_topic_injected_pct": self.pct(self.off_topic_injected, self.off_topic),
+            "off_topic_injected": self.intruded.iter().map(|(prompt, first)| json!({
+                "query": prompt,
+                "first_section": first,
+            })).collect::<Vec<_>>(),
             "latency_ms_p50": self.p50(),
         })
     }
@@ -330,7 +337,13 @@ pub fn hook_evaluation(
     for p in offtopic {
         let sections = inject(&p.query)?;
         tally.off_topic += 1;
-        tally.off_topic_injected += usize::from(!sections.is_empty());
+        if let Some(first) = sections.first() {
+            tally.off_topic_injected += 1;
+            tally.intruded.push((
+                p.query.clone(),
+                format!("{}:{} {}", first.path(), first.line_start, first.breadcrumb),
+            ));
+        }
     }
     latencies.sort_by(f64::total_cmp);
     tally.latencies = latencies;
@@ -524,6 +537,9 @@ pub fn run(settings: &Settings, args: &EvalArgs) -> Result<()> {
     }
     if let Some(hook) = &hook {
         println!("{}", hook.line());
+        for (prompt, first) in &hook.intruded {
+            println!("  off-topic, injected: {prompt} — first: {first}");
+        }
     }
     if let Some((_, pick)) = &calibration {
         println!(

@@ -348,3 +348,64 @@ fn reading_with_another_embedder_refuses_instead_of_emptying_the_index() {
         (2.into(), 3.into())
     );
 }
+
+#[test]
+fn eval_reports_misses_the_hook_and_the_off_topic_prompts_it_injected_into() {
+    let docs = notes();
+    let data = tempfile::tempdir().unwrap();
+    let prompts = tempfile::tempdir().unwrap();
+    let questions = prompts.path().join("questions.jsonl");
+    std::fs::write(
+        &questions,
+        concat!(
+            "{\"query\": \"how do I run pg_restore for the nightly snapshots\", \"path\": \"ops/backups.md\", \"line\": 10}\n",
+            "{\"query\": \"is it sunny in Paris\", \"path\": \"ops/backups.md\", \"line\": 10}\n",
+        ),
+    )
+    .unwrap();
+    let offtopic = prompts.path().join("offtopic.jsonl");
+    std::fs::write(
+        &offtopic,
+        concat!(
+            "{\"query\": \"run pg_restore twice on my laptop please\"}\n",
+            "{\"query\": \"how many moons does the planet have\"}\n",
+        ),
+    )
+    .unwrap();
+    let eval = |json: bool| {
+        let mut cmd = ragdown(data.path());
+        cmd.arg("eval")
+            .arg(docs.path())
+            .arg("--questions")
+            .arg(&questions)
+            .arg("--offtopic")
+            .arg(&offtopic);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let text = eval(false);
+    assert!(text.contains("overall           top-1 50.0%"), "{text}");
+    assert!(
+        text.contains("is it sunny in Paris — want ops/backups.md:10")
+            && text.contains("above: weather.md:3 Weather"),
+        "the miss names what ranked above it: {text}"
+    );
+    assert!(
+        text.contains("  off-topic, injected: run pg_restore twice on my laptop please — first: ops/backups.md:10 Backups › Restore"),
+        "{text}"
+    );
+    assert!(!text.contains("moons does the planet"), "{text}");
+    assert!(text.contains("calibration       with your prompts, RAGDOWN_HOOK_MIN_EVIDENCE="));
+
+    let report: serde_json::Value = serde_json::from_str(&eval(true)).unwrap();
+    let intruded = report["hook"]["off_topic_injected"].as_array().unwrap();
+    assert_eq!(intruded.len(), 1, "{report}");
+    assert_eq!(
+        intruded[0]["query"],
+        "run pg_restore twice on my laptop please"
+    );
+    assert_eq!(report["hook"]["off_topic_injected_pct"], 50.0);
+}

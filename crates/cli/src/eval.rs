@@ -261,7 +261,6 @@ pub struct HookTally {
     pub answer_injected: usize,
     pub sections: usize,
     pub off_topic: usize,
-    pub off_topic_injected: usize,
     /// Each off-topic prompt the hook injected into, with the first section it injected
     /// (`path:line breadcrumb`): what to look at before raising the gate.
     pub intruded: Vec<(String, String)>,
@@ -280,7 +279,7 @@ impl HookTally {
             "on_topic_injected_pct": self.pct(self.on_topic_injected, self.on_topic),
             "sections_per_prompt": self.sections as f64 / self.on_topic.max(1) as f64,
             "off_topic": self.off_topic,
-            "off_topic_injected_pct": self.pct(self.off_topic_injected, self.off_topic),
+            "off_topic_injected_pct": self.pct(self.intruded.len(), self.off_topic),
             "off_topic_injected": self.intruded.iter().map(|(prompt, first)| json!({
                 "query": prompt,
                 "first_section": first,
@@ -300,8 +299,8 @@ impl HookTally {
             self.pct(self.answer_injected, self.on_topic),
             self.pct(self.on_topic_injected, self.on_topic),
             self.sections as f64 / self.on_topic.max(1) as f64,
-            self.pct(self.off_topic_injected, self.off_topic),
-            self.off_topic_injected,
+            self.pct(self.intruded.len(), self.off_topic),
+            self.intruded.len(),
             self.off_topic,
             self.p50()
         )
@@ -338,7 +337,6 @@ pub fn hook_evaluation(
         let sections = inject(&p.query)?;
         tally.off_topic += 1;
         if let Some(first) = sections.first() {
-            tally.off_topic_injected += 1;
             tally.intruded.push((
                 p.query.clone(),
                 format!("{}:{} {}", first.path(), first.line_start, first.breadcrumb),

@@ -6,7 +6,6 @@
 //!
 //! A human-only folder does not exist here: naming it answers as a missing folder would.
 
-use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
@@ -16,7 +15,7 @@ use ragdown_server::answers::{
     Reindexed, best_first,
 };
 use ragdown_server::args::RecallArgs;
-use ragdown_server::context::{ContextArgs, ContextSource, Sessions, context_from};
+use ragdown_server::context::{ContextArgs, ContextSource, PromptNames, Sessions, context_from};
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::mcp::ToolHost;
 use ragdown_server::tools::{self, ADDS, Definition, READ, Scope};
@@ -253,27 +252,25 @@ impl ContextSource for RootHost {
             })
             .collect())
     }
-    fn aliased(&self, prompt: &str) -> HashSet<i64> {
-        let mut ids = HashSet::new();
-        for folder in self.mcp_folders() {
-            for id in folder.engine.aliased(prompt) {
-                ids.insert(global_id(&folder.name, id));
-            }
-        }
-        ids
-    }
-    fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError> {
+    fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError> {
+        let mut all = PromptNames::default();
         // Foreign to every folder: a name one folder mentions (or a document it names) may
         // be what the prompt asks that folder.
         let mut foreign: Option<Vec<String>> = None;
         for folder in self.mcp_folders() {
-            let names = folder.engine.foreign_names(prompt)?;
+            let names = folder.engine.prompt_names(prompt)?;
+            all.aliased
+                .extend(names.aliased.iter().map(|id| global_id(&folder.name, *id)));
             foreign = Some(match foreign {
-                None => names,
-                Some(before) => before.into_iter().filter(|n| names.contains(n)).collect(),
+                None => names.foreign,
+                Some(before) => before
+                    .into_iter()
+                    .filter(|n| names.foreign.contains(n))
+                    .collect(),
             });
         }
-        Ok(foreign.unwrap_or_default())
+        all.foreign = foreign.unwrap_or_default();
+        Ok(all)
     }
     fn log(&self, entry: Value) {
         if self.settings().query_log {

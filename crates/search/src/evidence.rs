@@ -181,21 +181,18 @@ pub const MOST_CAPITALISED: f32 = 0.25;
 
 /// The proper names of `prompt` ([`proper_names`]) that the index holds in no section, title
 /// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents.
-/// Empty when the prompt names one of the documents (its title or an alias): a prompt about
-/// `ember-deploy` that mentions Kubernetes is still about `ember-deploy`.
-pub fn foreign_names(index: &Index, prompt: &str) -> Result<Vec<String>, SearchError> {
-    let names = proper_names(prompt);
-    if names.is_empty() {
-        return Ok(names);
-    }
-    let snap = index.snapshot();
-    let all = vec![true; snap.max_document_id() as usize + 1];
-    if !crate::named::named_documents(&snap, prompt, &all)
-        .documents
-        .is_empty()
-    {
+/// Empty when the prompt names one of the documents (`named`, its title or an alias, as
+/// [`crate::named::named_documents`] found them): a prompt about `ember-deploy` that mentions
+/// Kubernetes is still about `ember-deploy`.
+pub fn foreign_names(
+    index: &Index,
+    prompt: &str,
+    named: &crate::named::Named,
+) -> Result<Vec<String>, SearchError> {
+    if !named.documents.is_empty() {
         return Ok(Vec::new());
     }
+    let names = proper_names(prompt);
     let mut foreign = Vec::new();
     for name in names {
         let frequencies = index.term_frequencies(&name)?;

@@ -412,7 +412,12 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
             "---\naliases: [ember-deploy]\n---\n# Ember Deploy\n\nRolls releases out.\n",
         ),
     ]);
-    let foreign = |prompt| evidence::foreign_names(&index, prompt).unwrap();
+    let foreign = |prompt| {
+        let snap = index.snapshot();
+        let all = vec![true; snap.max_document_id() as usize + 1];
+        let named = named::named_documents(&snap, prompt, &all);
+        evidence::foreign_names(&index, prompt, &named).unwrap()
+    };
     assert_eq!(
         foreign("how do I configure federation on a Dendrite homeserver?"),
         ["Dendrite"]

@@ -180,6 +180,16 @@ fn strong_quoted_names(prompt: &str) -> Vec<String> {
 
 const PREAMBLE: &str = "Excerpts from the user's Markdown documents that look related to this prompt, found by search, not chosen by the user.\nThey may be irrelevant or out of date: each says when its file last changed. Use ragdown_read_doc for the whole file before relying on a fragment.";
 
+/// What a prompt names, as the gate reads it.
+#[derive(Debug, Default)]
+pub struct PromptNames {
+    /// Ids (as in the hits `search` returns) of documents whose alias the prompt names.
+    pub aliased: HashSet<i64>,
+    /// The proper names the prompt uses that the documents never mention, when it names none
+    /// of them ([`ragdown_search::evidence::foreign_names`]).
+    pub foreign: Vec<String>,
+}
+
 /// Where `ragdown_context` looks: one folder (an [`Engine`], its subfolder scope included) or,
 /// at the root endpoint, every folder with MCP on. The gates and the block are the same.
 pub trait ContextSource {
@@ -193,11 +203,8 @@ pub trait ContextSource {
     /// [`ragdown_search::evidence::background`]); `None` without a model.
     fn background(&self) -> Option<f32>;
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError>;
-    /// Ids (as in the hits `search` returns) of documents whose alias the prompt names.
-    fn aliased(&self, prompt: &str) -> HashSet<i64>;
-    /// The proper names the prompt uses that these documents never mention, when it names
-    /// none of the documents ([`ragdown_search::evidence::foreign_names`]).
-    fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError>;
+    /// What the prompt names, read once from the documents' titles and aliases.
+    fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError>;
     fn log(&self, entry: serde_json::Value);
 }
 
@@ -231,19 +238,14 @@ impl ContextSource for Engine {
         };
         Ok(self.scope_hits(ragdown_search::search(&self.index, prompt, &options)?))
     }
-    fn aliased(&self, prompt: &str) -> HashSet<i64> {
+    fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError> {
         let snap = self.index.snapshot();
         let all = vec![true; snap.max_document_id() as usize + 1];
-        ragdown_search::named::named_documents(&snap, prompt, &all)
-            .by_alias
-            .into_iter()
-            .collect()
-    }
-    fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError> {
-        Ok(ragdown_search::evidence::foreign_names(
-            &self.index,
-            prompt,
-        )?)
+        let named = ragdown_search::named::named_documents(&snap, prompt, &all);
+        Ok(PromptNames {
+            foreign: ragdown_search::evidence::foreign_names(&self.index, prompt, &named)?,
+            aliased: named.by_alias.into_iter().collect(),
+        })
     }
     fn log(&self, entry: serde_json::Value) {
         self.log_query(entry);
@@ -282,12 +284,12 @@ impl Candidates {
         };
         let hits = source.search(prompt, &options)?;
         let quoted = strong_quoted_names(prompt);
-        let aliased = source.aliased(prompt);
+        let names = source.prompt_names(prompt)?;
         let pinned = hits
             .iter()
             .enumerate()
             .filter(|(_, h)| {
-                aliased.contains(&h.document.id)
+                names.aliased.contains(&h.document.id)
                     || quoted
                         .iter()
                         .any(|name| h.text.to_lowercase().contains(name.as_str()))
@@ -298,7 +300,7 @@ impl Candidates {
             hits,
             pinned,
             background: source.background(),
-            foreign: source.foreign_names(prompt)?,
+            foreign: names.foreign,
         })
     }
 
@@ -668,10 +670,7 @@ mod tests {
         fn search(&self, prompt: &str, _: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
             panic!("a skipped prompt was searched: {prompt:?}")
         }
-        fn aliased(&self, _: &str) -> HashSet<i64> {
-            HashSet::new()
-        }
-        fn foreign_names(&self, prompt: &str) -> Result<Vec<String>, ToolError> {
+        fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError> {
             panic!("a skipped prompt was read for names: {prompt:?}")
         }
         fn log(&self, _: serde_json::Value) {}

@@ -167,6 +167,34 @@ fn first_markdown(dir: &Path) -> Option<PathBuf> {
         })
 }
 
+/// `text` with a word added to the end of its first prose line outside code (a letter first,
+/// eight words or more), or `None` when it has none: the paragraph-edit figure's change, which
+/// re-embeds a section and that paragraph, where an appended paragraph adds a section's text.
+fn edit_first_paragraph(text: &str, word: &str) -> Option<String> {
+    let mut in_code = false;
+    let mut done = false;
+    let mut out = String::with_capacity(text.len() + word.len() + 1);
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        if body.trim_start().starts_with("```") || body.trim_start().starts_with("~~~") {
+            in_code = !in_code;
+        }
+        let prose = !in_code
+            && body.starts_with(|c: char| c.is_alphabetic())
+            && body.split_whitespace().count() >= 8;
+        if prose && !done {
+            out.push_str(body);
+            out.push(' ');
+            out.push_str(word);
+            out.push_str(&line[body.len()..]);
+            done = true;
+        } else {
+            out.push_str(line);
+        }
+    }
+    done.then_some(out)
+}
+
 /// An MCP client over a child's stdin/stdout, newline-delimited JSON-RPC.
 struct StdioClient {
     child: std::process::Child,
@@ -580,6 +608,18 @@ pub fn run(args: &SystemArgs) -> Result<()> {
         )?;
         edited.push(run_measured(&["index", &docs_arg], env)?);
     }
+    std::fs::write(&edited_file, &original)?;
+    run_measured(&["index", &docs_arg], env)?;
+
+    say("paragraph-edit re-syncs");
+    let mut paragraph_edits = Vec::new();
+    for round in 0..rounds {
+        let Some(changed) = edit_first_paragraph(&original, &format!("zebra{round}")) else {
+            break;
+        };
+        std::fs::write(&edited_file, changed)?;
+        paragraph_edits.push(run_measured(&["index", &docs_arg], env)?);
+    }
 
     say("one-shot CLI queries");
     let mut queries = Vec::new();
@@ -626,6 +666,8 @@ pub fn run(args: &SystemArgs) -> Result<()> {
                         "peak_rss_mb": mb(first.peak_rss)},
         "resync_unchanged": {"wall_ms": walls(&unchanged), "peak_rss_mb": mb(peaks(&unchanged))},
         "resync_one_edit": {"wall_ms": walls(&edited), "peak_rss_mb": mb(peaks(&edited))},
+        "resync_paragraph_edit": {"wall_ms": walls(&paragraph_edits),
+                                  "peak_rss_mb": mb(peaks(&paragraph_edits))},
         "cli_query": {"wall_ms": walls(&queries), "peak_rss_mb": mb(peaks(&queries))},
         "stdio_first_search_ms": median(first_answers),
         "stdio_warm_search_ms": {"p50": percentile(warm.clone(), 0.5), "p95": percentile(warm, 0.95)},
@@ -654,6 +696,13 @@ pub fn run(args: &SystemArgs) -> Result<()> {
         walls(&edited),
         mb(peaks(&edited))
     );
+    if !paragraph_edits.is_empty() {
+        println!(
+            "re-sync, a word    {:.0} ms (peak {:.0} MB): added inside a paragraph",
+            walls(&paragraph_edits),
+            mb(peaks(&paragraph_edits))
+        );
+    }
     println!(
         "CLI query          {:.0} ms (peak {:.0} MB)",
         walls(&queries),
@@ -669,4 +718,28 @@ pub fn run(args: &SystemArgs) -> Result<()> {
     );
     run_vectors(args)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edit_first_paragraph;
+
+    #[test]
+    fn the_paragraph_edit_changes_the_first_prose_line_outside_code() {
+        let text = "# Title\n\n```\nlet code = one two three four five six seven eight;\n```\n\
+                    Short line.\nThe first paragraph of prose that is long enough here.\nMore.\n";
+        let edited = edit_first_paragraph(text, "zebra").expect("a prose line");
+        assert_eq!(
+            edited,
+            text.replace("long enough here.", "long enough here. zebra")
+        );
+        // Only that line changed: the rest, code included, is byte for byte the same.
+        assert_eq!(edited.len(), text.len() + " zebra".len());
+        assert_eq!(edit_first_paragraph("# Only\n\n- a list\n", "zebra"), None);
+        // CRLF line ends stay as they were.
+        assert_eq!(
+            edit_first_paragraph("one two three four five six seven eight\r\n", "z").as_deref(),
+            Some("one two three four five six seven eight z\r\n")
+        );
+    }
 }

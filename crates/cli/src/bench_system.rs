@@ -608,6 +608,7 @@ pub fn run(args: &SystemArgs) -> Result<()> {
         )?;
         edited.push(run_measured(&["index", &docs_arg], env)?);
     }
+    // Back to the original, indexed, so each paragraph edit changes only its one line.
     std::fs::write(&edited_file, &original)?;
     run_measured(&["index", &docs_arg], env)?;
 

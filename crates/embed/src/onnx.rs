@@ -34,8 +34,9 @@ pub const BATCH_TOKENS: usize = 512;
 /// 16 × 16 tokens 43 ms against 16 runs of one 16-token text 46 ms), so a short text padded to
 /// a long one's width is compute thrown away. A word changed inside a paragraph re-embeds its
 /// chunk (256 tokens) and that paragraph (59): one pass of 2 × 256 took ~105 ms, two passes
-/// ~13 + ~52 ms (one-edit re-sync of 100 READMEs, median of 21: 271 -> 234 ms). A first index
-/// is unchanged: its sorted lengths are dense, so its batches barely pad.
+/// ~13 + ~52 ms (that edit's re-sync in 100 READMEs, median of 21 interleaved: q8 241 -> 196
+/// ms, the test model 271 -> 234 ms). A first index is unchanged: its sorted lengths are
+/// dense, so its batches barely pad.
 const PADDING_SLACK: usize = 16;
 
 static RUNTIME: OnceLock<std::result::Result<ort::environment::Environment, EmbedError>> =

@@ -10,6 +10,7 @@
 
 pub mod combine;
 pub mod download;
+pub mod external;
 pub mod hash;
 pub mod int8;
 pub mod keyword;
@@ -211,7 +212,11 @@ pub fn load(
             let one_shot = settings.one_shot;
             let settings = settings.clone();
             let loader: lazy::Loader = Box::new(move |build| {
-                let model = onnx::OnnxEmbedder::load(&dir, &preset, &settings, &library, build)?;
+                // A preset's folder is ragdown's own: its weights can be split out to be
+                // mapped rather than copied (see `external`).
+                let model_file = external::model_for(&dir);
+                let model =
+                    onnx::OnnxEmbedder::load(&model_file, &preset, &settings, &library, build)?;
                 Ok(Arc::new(model) as Arc<dyn Embedder>)
             });
             Ok(Arc::new(lazy::LazyEmbedder::new(
@@ -222,7 +227,7 @@ pub fn load(
             let library = onnx_runtime(settings, progress)?;
             let preset = Preset::for_directory(&dir);
             Ok(Arc::new(onnx::OnnxEmbedder::load(
-                &dir,
+                &dir.join("model.onnx"),
                 &preset,
                 settings,
                 &library,

@@ -108,17 +108,17 @@ pub struct OnnxEmbedder {
 }
 
 impl OnnxEmbedder {
-    /// Loads `model.onnx` and `tokenizer.json` from `dir` on the runtime at `library`,
-    /// building its session as `build` says.
+    /// Loads the ONNX `model` and `tokenizer.json` from its folder on the runtime at
+    /// `library`, building its session as `build` says.
     pub fn load(
-        dir: &Path,
+        model: &Path,
         preset: &Preset,
         settings: &EmbedderSettings,
         library: &Path,
         build: crate::lazy::Build,
     ) -> Result<Self> {
-        let model = dir.join("model.onnx");
-        let tokenizer_path = dir.join("tokenizer.json");
+        let model = model.to_path_buf();
+        let tokenizer_path = model.with_file_name("tokenizer.json");
         for file in [&model, &tokenizer_path] {
             if !file.is_file() {
                 return Err(EmbedError::ModelMissing(file.clone()));

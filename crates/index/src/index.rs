@@ -533,7 +533,11 @@ impl Index {
     }
 
     /// How far the running sync is, when one runs over changed files (a first index, a
-    /// rebuild, a batch of edits): searches meanwhile answer from what is done so far.
+    /// rebuild, a batch of edits): searches meanwhile answer from what is done so far. A
+    /// writer holding no document that has not finished a sync yet is indexing too, with no
+    /// file counted: its first sync is still listing the folder, or about to start (a search
+    /// can arrive within milliseconds of a server's start, and "no matching documents" then
+    /// would be wrong).
     pub fn sync_progress(&self) -> Option<SyncProgress> {
         use std::sync::atomic::Ordering::Relaxed;
         let s = &self.status;
@@ -543,7 +547,13 @@ impl Index {
             sections_done: s.sections_done.load(Relaxed),
             sections_total: s.sections_total.load(Relaxed),
         };
-        (s.syncing.load(Relaxed) && progress.files_total > 0).then_some(progress)
+        if s.syncing.load(Relaxed) && progress.files_total > 0 {
+            return Some(progress);
+        }
+        let first_pending = s.last_sync_ms.load(Relaxed) == 0
+            && self.is_writable()
+            && self.snapshot().document_count() == 0;
+        first_pending.then(SyncProgress::default)
     }
 
     /// Chunks embedded (cache misses) since the index was opened.

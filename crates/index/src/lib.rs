@@ -140,7 +140,7 @@ pub struct SyncStatus {
 }
 
 /// A running sync's progress, as searches report it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SyncProgress {
     pub files_done: usize,
     pub files_total: usize,
@@ -160,8 +160,12 @@ impl SyncProgress {
         })
     }
 
-    /// `indexing: 40 of 160 files read, 300 of 719 sections indexed so far`.
+    /// `indexing: 40 of 160 files read, 300 of 719 sections indexed so far`, or before the
+    /// files are counted `indexing: listing the folder, 0 files read so far`.
     pub fn describe(&self) -> String {
+        if self.files_total == 0 {
+            return "indexing: listing the folder, 0 files read so far".into();
+        }
         let mut text = format!(
             "indexing: {} of {} files read",
             self.files_done, self.files_total

@@ -308,6 +308,38 @@ fn sync_indexes_then_skips_unchanged_files() {
     });
 }
 
+/// A search between a writer's opening and its first sync's file count is told the index
+/// is being built, not that nothing matches; once a sync finished, or when documents are
+/// already indexed, a search is told nothing.
+#[test]
+fn a_first_index_is_reported_before_its_files_are_counted() {
+    let f = Fixture::new();
+    f.write("a.md", "# A\n\nLighthouse lamps.\n");
+    let index = f.open();
+    let pending = index.sync_progress().expect("the first sync is owed");
+    assert_eq!(pending.files_total, 0);
+    assert!(pending.describe().contains("0 files read"), "{pending:?}");
+    index.sync().unwrap();
+    assert_eq!(index.sync_progress(), None, "synced");
+
+    let reopened = f.open();
+    assert_eq!(
+        reopened.sync_progress(),
+        None,
+        "documents are already indexed"
+    );
+
+    let empty = Fixture::new();
+    let index = empty.open();
+    assert!(index.sync_progress().is_some());
+    index.sync().unwrap();
+    assert_eq!(
+        index.sync_progress(),
+        None,
+        "an empty folder, synced, has nothing coming"
+    );
+}
+
 #[test]
 fn editing_one_section_of_200_embeds_one_chunk() {
     on_every_backend(|f| {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use ragdown_index::data_dir::FoldersDataDir;
 use ragdown_index::lock::{self, Role};
-use ragdown_index::{Index, IndexSettings};
+use ragdown_index::{Holding, Index, IndexSettings};
 use ragdown_search::SearchOptions;
 use ragdown_server::answers::FoundHit;
 use ragdown_server::primary::{self, SharedDuties, answer_forwarded_syncs};
@@ -61,7 +61,14 @@ pub fn open_index_preloading(
     on_model_error: OnModelError,
     preload: Preload,
 ) -> Result<Opened> {
-    open_with(settings, dir, on_model_error, preload, false)
+    open_with(
+        settings,
+        dir,
+        on_model_error,
+        preload,
+        false,
+        Holding::Everything,
+    )
 }
 
 /// Opens `dir`'s index for a command that only reads it (`query`, `status`): like
@@ -69,7 +76,14 @@ pub fn open_index_preloading(
 /// another embedder is refused instead of rebuilt — a status check with the wrong
 /// `RAGDOWN_EMBEDDER` must not empty the index.
 pub fn open_index_for_reading(settings: &Settings, dir: &Path, preload: Preload) -> Result<Opened> {
-    open_with(settings, dir, OnModelError::KeywordOnly, preload, true)
+    open_with(
+        settings,
+        dir,
+        OnModelError::KeywordOnly,
+        preload,
+        true,
+        Holding::Everything,
+    )
 }
 
 fn open_with(
@@ -78,6 +92,7 @@ fn open_with(
     on_model_error: OnModelError,
     preload: Preload,
     keep_other_embedders: bool,
+    holding: Holding,
 ) -> Result<Opened> {
     let root = docs_dir(dir)?;
     let data_dir = settings.data_dir_for(&root);
@@ -151,7 +166,7 @@ fn open_with(
     // The primary may be creating the index right now: a reader or follower retries a while.
     let mut attempt = 0;
     loop {
-        match Index::open_as(&role, index_settings.clone(), embedder.clone()) {
+        match Index::open_as_holding(&role, index_settings.clone(), embedder.clone(), holding) {
             Ok(index) => {
                 let index = Arc::new(index);
                 if let Some(local) = role.local() {
@@ -170,15 +185,23 @@ fn open_with(
 }
 
 /// Syncs the index of `dir` (as its primary, or through the running primary) and returns it
-/// with the report.
+/// with the report. The primary's index holds documents only ([`Holding::DocumentsOnly`]):
+/// count sections with [`Index::chunk_counts`], and do not search it.
 pub fn sync_dir(
     settings: &Settings,
     dir: &Path,
 ) -> Result<(Arc<Index>, ragdown_index::SyncReport)> {
     let mut attempt = 0;
     let (index, report) = loop {
-        let Opened { index, role } =
-            open_index_preloading(settings, dir, OnModelError::Fail, Preload::ForSync)?;
+        // A sync searches nothing: the primary reads the documents, not every section.
+        let Opened { index, role } = open_with(
+            settings,
+            dir,
+            OnModelError::Fail,
+            Preload::ForSync,
+            false,
+            Holding::DocumentsOnly,
+        )?;
         if role.is_primary() {
             let report = sync_with_bar(&index)?;
             // A one-shot process keeps the BM25 merge its commit started (an exiting
@@ -212,11 +235,10 @@ pub fn sync_dir(
 
 pub fn index(settings: &Settings, dir: &Path) -> Result<()> {
     let (index, report) = sync_dir(settings, dir)?;
-    let snap = index.snapshot();
     println!(
         "indexed {} documents, {} chunks in {:.2} s: {} added, {} updated, {} removed, {} unchanged, {} chunks and {} pieces embedded",
-        snap.document_count(),
-        snap.chunk_count(),
+        index.snapshot().document_count(),
+        index.chunk_counts()?.values().sum::<usize>(),
         report.elapsed.as_secs_f64(),
         report.added,
         report.updated,

@@ -40,12 +40,11 @@ fn report_json(
     root: &Path,
     report: &ragdown_index::SyncReport,
     index: &ragdown_index::Index,
-) -> Value {
-    let snap = index.snapshot();
-    json!({
+) -> Result<Value> {
+    Ok(json!({
         "docs_dir": root,
-        "documents": snap.document_count(),
-        "chunks": snap.chunk_count(),
+        "documents": index.snapshot().document_count(),
+        "chunks": index.chunk_counts()?.values().sum::<usize>(),
         "added": report.added,
         "updated": report.updated,
         "removed": report.removed,
@@ -53,7 +52,7 @@ fn report_json(
         "embedded": report.embedded,
         "ms": report.elapsed.as_millis() as u64,
         "skipped": report.skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
-    })
+    }))
 }
 
 fn print_report(root: &Path, value: &Value) {
@@ -81,7 +80,7 @@ pub fn sync(settings: &Settings, given: &[PathBuf], as_json: bool) -> Result<()>
     let mut out = Vec::new();
     for root in roots(settings, given)? {
         let (index, report) = sync_dir(settings, &root)?;
-        let value = report_json(&root, &report, &index);
+        let value = report_json(&root, &report, &index)?;
         if !as_json {
             print_report(&root, &value);
         }
@@ -145,11 +144,12 @@ pub fn ingest(
             continue;
         };
         let snap = index.snapshot();
+        let chunks = index.chunk_counts()?;
         let under = |p: &str| rel.is_empty() || p == rel || p.starts_with(&format!("{rel}/"));
         let documents: Vec<Value> = snap
             .documents()
             .filter(|d| under(&d.path))
-            .map(|d| json!({"path": d.path, "chunks": snap.chunks_of(d.id).len()}))
+            .map(|d| json!({"path": d.path, "chunks": chunks.get(&d.id).copied().unwrap_or(0)}))
             .collect();
         let skipped: Vec<Value> = report
             .skipped

@@ -13,8 +13,23 @@ use crate::{
 };
 
 /// One folder's index.
+/// What an opened index holds in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holding {
+    /// Every section with its vectors: what searching needs.
+    Everything,
+    /// The documents' records only, for a process that syncs and searches nothing (a one-shot
+    /// `ragdown sync`): reading every section and vector is most of opening an index, and it
+    /// grows with the folder (real-dev, one edit re-synced with the test model, median of 15
+    /// interleaved: 195 -> 140 ms). A sync needs only the documents to see what changed; the
+    /// sections it writes join them. Searching such an index finds nothing it did not write.
+    DocumentsOnly,
+}
+
 pub struct Index {
     pub(crate) settings: IndexSettings,
+    /// What the snapshot holds (see [`Holding`]).
+    pub(crate) holding: Holding,
     pub(crate) embedder: Arc<dyn Embedder>,
     pub(crate) store: Mutex<Box<dyn store::RecordStore>>,
     pub(crate) bm25: bm25::Bm25,
@@ -153,6 +168,16 @@ impl Index {
     /// Opens the index, rebuilding what does not match the embedder, chunker or layout, and
     /// catching the BM25 index up with the records.
     pub fn open(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
+        Self::open_holding(settings, embedder, Holding::Everything)
+    }
+
+    /// [`Index::open`], holding what `holding` says (everything, whatever it says, when the
+    /// BM25 index must be caught up: that re-reads sections from memory).
+    pub fn open_holding(
+        settings: IndexSettings,
+        embedder: Arc<dyn Embedder>,
+        holding: Holding,
+    ) -> Result<Self> {
         std::fs::create_dir_all(&settings.data_dir).map_err(|source| IndexError::Io {
             path: settings.data_dir.clone(),
             source,
@@ -185,7 +210,20 @@ impl Index {
             }
         }
         let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
-        let index = Self::assemble(settings, embedder, store, bm25, rebuilt_because, true)?;
+        let holding = if bm25_is_level(&bm25, store.generation()?) {
+            holding
+        } else {
+            Holding::Everything
+        };
+        let index = Self::assemble(
+            settings,
+            embedder,
+            store,
+            bm25,
+            rebuilt_because,
+            true,
+            holding,
+        )?;
         index.catch_up_bm25()?;
         Ok(index)
     }
@@ -197,10 +235,21 @@ impl Index {
         settings: IndexSettings,
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self> {
+        Self::open_as_holding(role, settings, embedder, Holding::Everything)
+    }
+
+    /// [`Index::open_as`]; the primary holds what `holding` says (a reader or follower
+    /// holds everything: it only searches).
+    pub fn open_as_holding(
+        role: &crate::lock::Role,
+        settings: IndexSettings,
+        embedder: Arc<dyn Embedder>,
+        holding: Holding,
+    ) -> Result<Self> {
         use crate::lock::Role;
         match role {
             Role::Primary { database, .. } => {
-                let index = Self::open(settings, embedder)?;
+                let index = Self::open_holding(settings, embedder, holding)?;
                 if let Some(database) = database {
                     index.fence(database.epoch())?;
                 }
@@ -217,7 +266,15 @@ impl Index {
         let store = Self::open_matching_records(&settings, embedder.as_ref())?;
         let bm25 =
             bm25::Bm25::open_reader(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
-        Self::assemble(settings, embedder, store, bm25, None, false)
+        Self::assemble(
+            settings,
+            embedder,
+            store,
+            bm25,
+            None,
+            false,
+            Holding::Everything,
+        )
     }
 
     /// Opens the index as a follower of records another server writes (a shared database):
@@ -227,7 +284,15 @@ impl Index {
     pub fn open_follower(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
         let store = Self::open_matching_records(&settings, embedder.as_ref())?;
         let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
-        let index = Self::assemble(settings, embedder, store, bm25, None, false)?;
+        let index = Self::assemble(
+            settings,
+            embedder,
+            store,
+            bm25,
+            None,
+            false,
+            Holding::Everything,
+        )?;
         index.follower.store(true, Ordering::Relaxed);
         index.catch_up_bm25()?;
         Ok(index)
@@ -264,15 +329,20 @@ impl Index {
         bm25: bm25::Bm25,
         rebuilt_because: Option<String>,
         writable: bool,
+        holding: Holding,
     ) -> Result<Self> {
         let generation = store.generation()?;
         let vector_index = open_vector_index(&settings, embedder.dim())?;
-        let snapshot =
-            Snapshot::from_records(store.as_mut(), embedder.dim(), vector_index.is_none())?;
+        let (dim, holds_vectors) = (embedder.dim(), vector_index.is_none());
+        let snapshot = match holding {
+            Holding::Everything => Snapshot::from_records(store.as_mut(), dim, holds_vectors)?,
+            Holding::DocumentsOnly => Snapshot::documents_only(store.as_mut(), dim, holds_vectors)?,
+        };
         let records_backend = store.backend();
         Ok(Self {
             vector_index,
             records_backend,
+            holding,
             settings,
             embedder,
             store: Mutex::new(store),
@@ -289,6 +359,27 @@ impl Index {
             database_unreachable: AtomicBool::new(false),
             loaded_generation: AtomicU64::new(generation),
         })
+    }
+
+    /// What the snapshot holds: every section, or (a one-shot sync) documents only.
+    pub fn holding(&self) -> Holding {
+        self.holding
+    }
+
+    /// How many sections each document has (documents without any are absent): counted in
+    /// memory, or in the records when the index holds documents only.
+    pub fn chunk_counts(&self) -> Result<std::collections::HashMap<i64, usize>> {
+        match self.holding {
+            Holding::DocumentsOnly => self.store()?.chunk_counts(),
+            Holding::Everything => {
+                let snap = self.snapshot();
+                Ok(snap
+                    .documents()
+                    .map(|d| (d.id, snap.chunks_of(d.id).len()))
+                    .filter(|(_, n)| *n > 0)
+                    .collect())
+            }
+        }
     }
 
     /// Whether the snapshot holds the sections' vectors (no pgvector index serves the dense
@@ -628,8 +719,10 @@ impl Index {
         let mut store = self.store()?;
         let generation = store.generation()?;
         let committed = self.bm25.committed();
+        if bm25_is_level(&self.bm25, generation) {
+            return Ok(());
+        }
         let replay = match committed {
-            Some((version, at)) if version == BM25_VERSION && at == generation => return Ok(()),
             Some((version, at)) if version == BM25_VERSION && at < generation => {
                 store.journal_since(at)?
             }
@@ -696,4 +789,9 @@ impl Index {
         }
         Ok(())
     }
+}
+
+/// Whether `bm25` has committed exactly the records' `generation` in this BM25 layout.
+fn bm25_is_level(bm25: &bm25::Bm25, generation: u64) -> bool {
+    bm25.committed() == Some((BM25_VERSION, generation))
 }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use serde::{Deserialize, Serialize};
 
 pub use bm25::{BM25_VERSION, TermFrequencies};
-pub use index::{Index, pending_changes, recorded_embedder};
+pub use index::{Holding, Index, pending_changes, recorded_embedder};
 pub use snapshot::{ChunkRecord, ChunkRun, Snapshot};
 pub use sync::SyncReport;
 

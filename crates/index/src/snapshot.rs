@@ -195,6 +195,17 @@ impl Snapshot {
         })
     }
 
+    /// The documents of `store` without their chunks: what a sync that searches nothing
+    /// needs (see [`crate::index::Holding::DocumentsOnly`]).
+    pub fn documents_only(
+        store: &mut dyn crate::store::RecordStore,
+        dim: usize,
+        holds_vectors: bool,
+    ) -> crate::Result<Self> {
+        let documents = store.documents()?;
+        Self::load(dim, holds_vectors, documents, |_| Ok(()))
+    }
+
     /// Whether chunks are held with their vectors; when not, [`Snapshot::chunk`] gives each an
     /// empty vector and the dense pool comes from the records' pgvector index.
     pub fn holds_vectors(&self) -> bool {

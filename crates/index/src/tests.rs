@@ -557,9 +557,65 @@ fn a_bm25_index_behind_the_records_is_caught_up_from_the_journal() {
                 .unwrap();
         }
         drop(index);
-        let index = f.open();
+        // Catching up re-reads sections from memory: a documents-only opening holds them all.
+        let index = Index::open_holding(
+            f.settings(65536),
+            Arc::new(HashEmbedder::new(64)),
+            Holding::DocumentsOnly,
+        )
+        .unwrap();
+        assert_eq!(index.holding(), Holding::Everything);
         assert_eq!(all_bm25(&index, "eta").len(), 1);
         assert_eq!(all_bm25(&index, "zeta").len(), 1);
+    });
+}
+
+/// A one-shot sync reads the documents, not every section, and writes what a sync of a fully
+/// loaded index writes: added, edited and removed files, their sections, BM25 and counts.
+#[test]
+fn a_sync_holding_documents_only_writes_what_a_full_one_does() {
+    on_every_backend(|f| {
+        f.write("a.md", "# A\n\nAlpha lamps.\n\n## B\n\nBeta lamps.\n");
+        f.write("b.md", "# B\n\nGamma words.\n");
+        f.write("c.md", "# C\n\nDelta words.\n");
+        f.open().sync().unwrap();
+        f.write(
+            "a.md",
+            "# A\n\nAlpha lamps, edited.\n\n## B\n\nBeta lamps.\n\n## New\n\nEpsilon words.\n",
+        );
+        std::fs::remove_file(f.docs.path().join("c.md")).unwrap();
+        f.write("d.md", "# D\n\nZeta words.\n");
+        let index = Index::open_holding(
+            f.settings(65536),
+            Arc::new(HashEmbedder::new(64)),
+            Holding::DocumentsOnly,
+        )
+        .unwrap();
+        assert_eq!(index.holding(), Holding::DocumentsOnly);
+        assert_eq!(index.snapshot().document_count(), 3);
+        assert_eq!(index.snapshot().chunk_count(), 0, "no section was read");
+        let report = index.sync().unwrap();
+        assert_eq!(
+            (
+                report.added,
+                report.updated,
+                report.removed,
+                report.unchanged
+            ),
+            (1, 1, 1, 1)
+        );
+        let counts = index.chunk_counts().unwrap();
+        assert_eq!(counts.values().sum::<usize>(), 5, "{counts:?}");
+        drop(index);
+
+        let full = f.open();
+        assert_eq!(full.chunk_counts().unwrap(), counts);
+        assert_snapshot_matches_records(&full);
+        assert_eq!(all_bm25(&full, "epsilon").len(), 1);
+        assert_eq!(all_bm25(&full, "delta").len(), 0);
+        assert_eq!(all_bm25(&full, "beta").len(), 1);
+        let again = full.sync().unwrap();
+        assert_eq!((again.updated, again.unchanged), (0, 3));
     });
 }
 

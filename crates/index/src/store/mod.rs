@@ -299,6 +299,9 @@ pub trait RecordStore: Send {
     /// Every chunk's record in id order, without reading the vector cache.
     fn scan_chunk_records(&mut self, each: &mut dyn FnMut(ChunkRecord)) -> Result<()>;
 
+    /// How many chunks each document has (documents without any are absent).
+    fn chunk_counts(&mut self) -> Result<HashMap<i64, usize>>;
+
     /// Hands `each` every chunk in id order as a snapshot loads it: with its vectors rounded
     /// to int8 as the cache is read, so its f32 form is never held whole (a chunk whose vector
     /// is missing is left out), or, without `vectors`, with none (the dense pool is a pgvector

@@ -388,6 +388,17 @@ impl RecordStore for PostgresStore {
         Ok(())
     }
 
+    fn chunk_counts(&mut self) -> Result<HashMap<i64, usize>> {
+        let mut counts = HashMap::new();
+        for row in self.client()?.query(
+            "SELECT document_id, COUNT(*) FROM chunks GROUP BY document_id",
+            &[],
+        )? {
+            counts.insert(row.try_get(0)?, row.try_get::<_, i64>(1)? as usize);
+        }
+        Ok(counts)
+    }
+
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
         let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
         let mut out = HashMap::new();

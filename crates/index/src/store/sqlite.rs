@@ -241,6 +241,14 @@ impl RecordStore for SqliteStore {
         Ok(())
     }
 
+    fn chunk_counts(&mut self) -> Result<HashMap<i64, usize>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT document_id, COUNT(*) FROM chunks GROUP BY document_id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     fn cached_vectors(&mut self, keys: &[[u8; 32]]) -> Result<HashMap<[u8; 32], Vec<f32>>> {
         let mut stmt = self
             .conn

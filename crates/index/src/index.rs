@@ -26,6 +26,26 @@ pub enum Holding {
     DocumentsOnly,
 }
 
+/// How [`Index::assemble`] sets an opened index up.
+pub(crate) struct Assembly {
+    /// Why the records were rebuilt when opened, if they were.
+    rebuilt_because: Option<String>,
+    /// Whether this process writes the index.
+    writable: bool,
+    holding: Holding,
+}
+
+impl Assembly {
+    /// A reader's or follower's: never rebuilt, never writing, holding everything.
+    fn reading() -> Self {
+        Self {
+            rebuilt_because: None,
+            writable: false,
+            holding: Holding::Everything,
+        }
+    }
+}
+
 pub struct Index {
     pub(crate) settings: IndexSettings,
     /// What the snapshot holds (see [`Holding`]).
@@ -215,15 +235,12 @@ impl Index {
         } else {
             Holding::Everything
         };
-        let index = Self::assemble(
-            settings,
-            embedder,
-            store,
-            bm25,
+        let writing = Assembly {
             rebuilt_because,
-            true,
+            writable: true,
             holding,
-        )?;
+        };
+        let index = Self::assemble(settings, embedder, store, bm25, writing)?;
         index.catch_up_bm25()?;
         Ok(index)
     }
@@ -266,15 +283,7 @@ impl Index {
         let store = Self::open_matching_records(&settings, embedder.as_ref())?;
         let bm25 =
             bm25::Bm25::open_reader(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
-        Self::assemble(
-            settings,
-            embedder,
-            store,
-            bm25,
-            None,
-            false,
-            Holding::Everything,
-        )
+        Self::assemble(settings, embedder, store, bm25, Assembly::reading())
     }
 
     /// Opens the index as a follower of records another server writes (a shared database):
@@ -284,15 +293,7 @@ impl Index {
     pub fn open_follower(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
         let store = Self::open_matching_records(&settings, embedder.as_ref())?;
         let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
-        let index = Self::assemble(
-            settings,
-            embedder,
-            store,
-            bm25,
-            None,
-            false,
-            Holding::Everything,
-        )?;
+        let index = Self::assemble(settings, embedder, store, bm25, Assembly::reading())?;
         index.follower.store(true, Ordering::Relaxed);
         index.catch_up_bm25()?;
         Ok(index)
@@ -327,10 +328,13 @@ impl Index {
         embedder: Arc<dyn Embedder>,
         mut store: Box<dyn store::RecordStore>,
         bm25: bm25::Bm25,
-        rebuilt_because: Option<String>,
-        writable: bool,
-        holding: Holding,
+        assembly: Assembly,
     ) -> Result<Self> {
+        let Assembly {
+            rebuilt_because,
+            writable,
+            holding,
+        } = assembly;
         let generation = store.generation()?;
         let vector_index = open_vector_index(&settings, embedder.dim())?;
         let (dim, holds_vectors) = (embedder.dim(), vector_index.is_none());

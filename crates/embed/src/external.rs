@@ -9,7 +9,8 @@
 //! It moves bytes and nothing else: no operator, shape or weight value changes, so vectors are
 //! bit-identical (checked on fp32, q8 and the test model). It never fails a load: a model it
 //! cannot read or a folder it cannot write keeps using `model.onnx`. It writes only inside a
-//! preset's own folder, never into a model directory a user named.
+//! preset's own folder, never into a model directory a user named, and removes what a killed
+//! split left there.
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -26,6 +27,11 @@ pub const DATA: &str = "model.external.data";
 const STAMP: &str = "model.external.stamp";
 /// Bumped when the layout of the files changes.
 const LAYOUT: u32 = 1;
+/// Temporary files start so, to be told apart from anything else in the folder.
+const TEMPORARY: &str = ".model.external.";
+/// A temporary file older than this was left by a split that was killed (a live split of a
+/// 90 MB model takes well under a second); the next split removes it.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Weights smaller than this stay inline: moving them saves nothing (ONNX's own tools use
 /// the same threshold).
@@ -101,7 +107,8 @@ fn split(original: &Path, dir: &Path, stamp: &str) -> Result<bool, SplitError> {
     let model = fs::read(original)?;
     // Readable by whoever could read the original (a temporary file starts owner-only).
     let permissions = fs::metadata(original)?.permissions();
-    let data_file = tempfile::NamedTempFile::new_in(dir)?;
+    remove_abandoned(dir);
+    let data_file = temporary(dir)?;
     let mut data = DataWriter {
         out: BufWriter::new(data_file.as_file()),
         len: 0,
@@ -120,7 +127,7 @@ fn split(original: &Path, dir: &Path, stamp: &str) -> Result<bool, SplitError> {
         Ok(())
     };
     let written = |bytes: &[u8]| -> Result<tempfile::NamedTempFile, SplitError> {
-        let mut file = tempfile::NamedTempFile::new_in(dir)?;
+        let mut file = temporary(dir)?;
         file.write_all(bytes)?;
         Ok(file)
     };
@@ -128,6 +135,29 @@ fn split(original: &Path, dir: &Path, stamp: &str) -> Result<bool, SplitError> {
     place(written(&graph)?, GRAPH)?;
     place(written(stamp.as_bytes())?, STAMP)?;
     Ok(true)
+}
+
+fn temporary(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new().prefix(TEMPORARY).tempfile_in(dir)
+}
+
+/// Removes temporary files a killed split left (each as large as the weights).
+fn remove_abandoned(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let abandoned = entry.file_name().to_string_lossy().starts_with(TEMPORARY)
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > ABANDONED_AFTER);
+        if abandoned {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Appends weights to [`DATA`] at aligned offsets.
@@ -439,6 +469,32 @@ mod tests {
         assert!(!dir.path().join(DATA).exists());
         let leftovers = fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(leftovers, 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn a_killed_splits_leftovers_go_and_a_running_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let big: Vec<u8> = vec![7; 3000];
+        fs::write(dir.path().join("model.onnx"), model(&[tensor("w", &big)])).unwrap();
+        let old = dir.path().join(format!("{TEMPORARY}abandoned"));
+        let young = dir.path().join(format!("{TEMPORARY}running"));
+        let other = dir.path().join(".tmp-not-ours");
+        for file in [&old, &young, &other] {
+            fs::write(file, b"partial").unwrap();
+        }
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        for file in [&old, &other] {
+            fs::File::options()
+                .write(true)
+                .open(file)
+                .unwrap()
+                .set_modified(two_hours_ago)
+                .unwrap();
+        }
+        assert_eq!(model_for(dir.path()), dir.path().join(GRAPH));
+        assert!(!old.exists(), "an abandoned temporary file is removed");
+        assert!(young.exists(), "a split still running keeps its file");
+        assert!(other.exists(), "another program's file is not touched");
     }
 
     #[test]

@@ -86,6 +86,15 @@ pub fn model_for(dir: &Path) -> PathBuf {
     }
 }
 
+/// Marks the split files of `dir` stale, so the next [`model_for`] writes them again.
+pub fn forget(dir: &Path) {
+    if let Err(e) = fs::remove_file(dir.join(STAMP))
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!("{}: {e}", dir.join(STAMP).display());
+    }
+}
+
 fn stamp_of(model: &Path) -> Option<String> {
     let meta = fs::metadata(model).ok()?;
     let modified = meta
@@ -122,6 +131,8 @@ fn split(original: &Path, dir: &Path, stamp: &str) -> Result<bool, SplitError> {
     drop(data);
     let place = |file: tempfile::NamedTempFile, name: &str| -> Result<(), SplitError> {
         file.as_file().set_permissions(permissions.clone())?;
+        // On disk before its name is: a crash never leaves a named file with missing bytes.
+        file.as_file().sync_all()?;
         file.persist(dir.join(name))
             .map_err(|e| SplitError::Io(e.error))?;
         Ok(())

@@ -20,7 +20,7 @@ pub mod openai;
 pub mod preset;
 pub mod runtime;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use preset::{EmbedderSettings, Preset};
@@ -215,8 +215,24 @@ pub fn load(
                 // A preset's folder is ragdown's own: its weights can be split out to be
                 // mapped rather than copied (see `external`).
                 let model_file = external::model_for(&dir);
-                let model =
-                    onnx::OnnxEmbedder::load(&model_file, &preset, &settings, &library, build)?;
+                let load = |file: &Path| {
+                    onnx::OnnxEmbedder::load(file, &preset, &settings, &library, build)
+                };
+                let model = match load(&model_file) {
+                    // Split files that no longer load (damaged on disk) never stop the model:
+                    // the original loads, and the next load splits it again.
+                    Err(EmbedError::ModelLoad { path, reason })
+                        if path != dir.join("model.onnx") =>
+                    {
+                        tracing::warn!(
+                            "{}: {reason}; loading model.onnx instead (it is split again next time)",
+                            path.display()
+                        );
+                        external::forget(&dir);
+                        load(&dir.join("model.onnx"))?
+                    }
+                    loaded => loaded?,
+                };
                 Ok(Arc::new(model) as Arc<dyn Embedder>)
             });
             Ok(Arc::new(lazy::LazyEmbedder::new(

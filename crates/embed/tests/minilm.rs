@@ -105,3 +105,59 @@ fn the_quick_session_gives_the_optimised_sessions_vectors() {
     );
     assert!(cosine > 0.999, "cosine {cosine}");
 }
+
+/// A preset's weights split into `model.external.data` give exactly the vectors of its
+/// `model.onnx`; split files damaged on disk fall back to the original, and the next load
+/// splits it again.
+#[test]
+fn mapped_weights_give_the_originals_vectors_and_damage_falls_back() {
+    use ragdown_embed::external::DATA;
+    let base = settings();
+    let source = base.models_dir.join(&base.name);
+    let models = tempfile::tempdir().unwrap();
+    let preset_dir = models.path().join(&base.name);
+    std::fs::create_dir(&preset_dir).unwrap();
+    for file in ["model.onnx", "tokenizer.json", "config.json"] {
+        if source.join(file).is_file() {
+            std::fs::copy(source.join(file), preset_dir.join(file)).unwrap();
+        }
+    }
+    let copied = EmbedderSettings {
+        models_dir: models.path().to_path_buf(),
+        ..settings()
+    };
+    let texts = [
+        "Restore the nightly backup with pg_restore.",
+        "Tides are highest at the full moon.",
+    ];
+    let embed = |settings: &EmbedderSettings| {
+        load(settings, &Silent)
+            .unwrap()
+            .embed(&texts, TextKind::Document)
+            .unwrap()
+    };
+    let mapped = embed(&copied);
+    let split_size = std::fs::metadata(preset_dir.join(DATA)).unwrap().len();
+    assert!(
+        split_size > 1_000_000,
+        "split on first load: {split_size} bytes"
+    );
+    // The same folder named as a model directory loads `model.onnx` itself.
+    let original = embed(&EmbedderSettings {
+        name: preset_dir.to_string_lossy().into_owned(),
+        ..copied.clone()
+    });
+    assert_eq!(
+        mapped, original,
+        "moving the weights changes no bit of a vector"
+    );
+
+    std::fs::write(preset_dir.join(DATA), b"cut short").unwrap();
+    assert_eq!(embed(&copied), original, "damaged split files fall back");
+    embed(&copied);
+    assert_eq!(
+        std::fs::metadata(preset_dir.join(DATA)).unwrap().len(),
+        split_size,
+        "split again"
+    );
+}

@@ -291,28 +291,23 @@ fn rewrite(model: &[u8], data: &mut DataWriter) -> Result<Vec<u8>, SplitError> {
 /// A tensor whose `raw_data` (when large and not already external) is replaced by a
 /// reference to where [`DataWriter::append`] put it.
 fn move_tensor(tensor: &[u8], data: &mut DataWriter) -> Result<Vec<u8>, SplitError> {
-    let mut raw = None;
-    for field in fields(tensor) {
-        let field = field?;
-        match field.number {
-            TENSOR_EXTERNAL_DATA => return Ok(tensor.to_vec()),
-            TENSOR_DATA_LOCATION if field.varint == LOCATION_EXTERNAL => {
-                return Ok(tensor.to_vec());
-            }
-            TENSOR_RAW_DATA => raw = Some(field.payload),
-            _ => {}
-        }
-    }
-    let Some(raw) = raw.filter(|r| r.len() >= MIN_MOVED) else {
+    let parts = fields(tensor).collect::<Result<Vec<_>, _>>()?;
+    let already_external = parts.iter().any(|f| {
+        f.number == TENSOR_EXTERNAL_DATA
+            || (f.number == TENSOR_DATA_LOCATION && f.varint == LOCATION_EXTERNAL)
+    });
+    // Protobuf keeps the last of a repeated singular field.
+    let raw = parts
+        .iter()
+        .rfind(|f| f.number == TENSOR_RAW_DATA)
+        .map(|f| f.payload);
+    let Some(raw) = raw.filter(|r| r.len() >= MIN_MOVED && !already_external) else {
         return Ok(tensor.to_vec());
     };
     let offset = data.append(raw)?;
     let mut out = Vec::with_capacity(128);
-    for field in fields(tensor) {
-        let field = field?;
-        if field.number != TENSOR_RAW_DATA {
-            out.extend_from_slice(field.encoded);
-        }
+    for part in parts.iter().filter(|f| f.number != TENSOR_RAW_DATA) {
+        out.extend_from_slice(part.encoded);
     }
     for (key, value) in [
         ("location", DATA.to_string()),

@@ -12,7 +12,6 @@ use crate::{
     SyncStatus, TermFrequencies, bm25, data_dir, store, sync,
 };
 
-/// One folder's index.
 /// What an opened index holds in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Holding {
@@ -46,6 +45,7 @@ impl Assembly {
     }
 }
 
+/// One folder's index.
 pub struct Index {
     pub(crate) settings: IndexSettings,
     /// What the snapshot holds (see [`Holding`]).
@@ -230,10 +230,11 @@ impl Index {
             }
         }
         let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
-        let holding = if bm25_is_level(&bm25, store.generation()?) {
-            holding
-        } else {
-            Holding::Everything
+        let holding = match holding {
+            Holding::DocumentsOnly if !bm25_is_level(bm25.committed(), store.generation()?) => {
+                Holding::Everything
+            }
+            asked => asked,
         };
         let writing = Assembly {
             rebuilt_because,
@@ -723,7 +724,7 @@ impl Index {
         let mut store = self.store()?;
         let generation = store.generation()?;
         let committed = self.bm25.committed();
-        if bm25_is_level(&self.bm25, generation) {
+        if bm25_is_level(committed, generation) {
             return Ok(());
         }
         let replay = match committed {
@@ -795,7 +796,8 @@ impl Index {
     }
 }
 
-/// Whether `bm25` has committed exactly the records' `generation` in this BM25 layout.
-fn bm25_is_level(bm25: &bm25::Bm25, generation: u64) -> bool {
-    bm25.committed() == Some((BM25_VERSION, generation))
+/// Whether the BM25 index's `committed` (layout version, generation) is exactly the records'
+/// `generation` in this layout.
+fn bm25_is_level(committed: Option<(u32, u64)>, generation: u64) -> bool {
+    committed == Some((BM25_VERSION, generation))
 }

@@ -56,6 +56,15 @@ impl Fixture {
     fn open(&self) -> Index {
         self.open_with(64)
     }
+
+    fn open_documents_only(&self) -> Index {
+        Index::open_holding(
+            self.settings(65536),
+            Arc::new(HashEmbedder::new(64)),
+            Holding::DocumentsOnly,
+        )
+        .unwrap()
+    }
 }
 
 /// Runs `test` on records in the data dir (SQLite), then on PostgreSQL when the tests have
@@ -558,12 +567,7 @@ fn a_bm25_index_behind_the_records_is_caught_up_from_the_journal() {
         }
         drop(index);
         // Catching up re-reads sections from memory: a documents-only opening holds them all.
-        let index = Index::open_holding(
-            f.settings(65536),
-            Arc::new(HashEmbedder::new(64)),
-            Holding::DocumentsOnly,
-        )
-        .unwrap();
+        let index = f.open_documents_only();
         assert_eq!(index.holding(), Holding::Everything);
         assert_eq!(all_bm25(&index, "eta").len(), 1);
         assert_eq!(all_bm25(&index, "zeta").len(), 1);
@@ -585,12 +589,7 @@ fn a_sync_holding_documents_only_writes_what_a_full_one_does() {
         );
         std::fs::remove_file(f.docs.path().join("c.md")).unwrap();
         f.write("d.md", "# D\n\nZeta words.\n");
-        let index = Index::open_holding(
-            f.settings(65536),
-            Arc::new(HashEmbedder::new(64)),
-            Holding::DocumentsOnly,
-        )
-        .unwrap();
+        let index = f.open_documents_only();
         assert_eq!(index.holding(), Holding::DocumentsOnly);
         assert_eq!(index.snapshot().document_count(), 3);
         assert_eq!(index.snapshot().chunk_count(), 0, "no section was read");

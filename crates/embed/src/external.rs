@@ -6,17 +6,20 @@
 //! maps them from the page cache (fresh process, Python, median: fp32 load 131-152 -> 17-22 ms,
 //! serving build 155-192 -> 54 ms and peak RSS 186 -> 127 MB; q8 44-53 -> 12-24 ms).
 //!
-//! It moves bytes and nothing else: no operator, shape or weight value changes, so vectors are
-//! bit-identical (checked on fp32, q8 and the test model). It never fails a load: a model it
-//! cannot read or a folder it cannot write keeps using `model.onnx`. It writes only inside a
-//! preset's own folder, never into a model directory a user named, and removes what a killed
-//! split left there.
+//! It moves bytes, and folds one pattern an unoptimised session would otherwise recompute on
+//! every pass (int8 weights behind `Cast` + `Mul`, see [`fold`]); no other operator, shape or
+//! weight value changes, and vectors are bit-identical (checked on fp32, q8 and the test
+//! model). It never fails a load: a model it cannot read or a folder it cannot write keeps
+//! using `model.onnx`. It writes only inside a preset's own folder, never into a model
+//! directory a user named, and removes what a killed split left there.
 
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use prost::encoding::{WireType, decode_key, decode_varint, encode_key, encode_varint};
+
+mod fold;
 
 /// The graph, its weights replaced by references into [`DATA`].
 pub const GRAPH: &str = "model.external.onnx";
@@ -25,8 +28,8 @@ pub const DATA: &str = "model.external.data";
 /// Which `model.onnx` (length and modification time) the two files were made from, so a
 /// replaced model is split again rather than served stale weights.
 const STAMP: &str = "model.external.stamp";
-/// Bumped when the layout of the files changes.
-const LAYOUT: u32 = 1;
+/// Bumped when the layout of the files, or what they hold, changes (2: folded dequantisation).
+const LAYOUT: u32 = 2;
 /// Temporary files start so, to be told apart from anything else in the folder.
 const TEMPORARY: &str = ".model.external.";
 /// A temporary file older than this was left by a split that was killed (a live split of a
@@ -200,6 +203,7 @@ impl DataWriter<'_> {
 /// a length-delimited field, its payload; for a varint, its value.
 struct Field<'a> {
     number: u32,
+    wire: WireType,
     encoded: &'a [u8],
     payload: &'a [u8],
     varint: u64,
@@ -249,6 +253,7 @@ fn next_field<'a>(message: &mut &'a [u8]) -> Result<Field<'a>, SplitError> {
     *message = rest;
     Ok(Field {
         number,
+        wire,
         encoded: &whole[..whole.len() - rest.len()],
         payload,
         varint,
@@ -261,24 +266,36 @@ fn put_bytes(number: u32, payload: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(payload);
 }
 
-/// The model with its graph's large initializers moved to `data`; every other byte is kept.
+/// The model with its graph's weight dequantisation folded ([`fold`]) and its large
+/// initializers moved to `data`; every other byte is kept.
 fn rewrite(model: &[u8], data: &mut DataWriter) -> Result<Vec<u8>, SplitError> {
     let mut out = Vec::with_capacity(model.len() / 8);
     for field in fields(model) {
         let field = field?;
         if field.number == MODEL_GRAPH && !field.payload.is_empty() {
+            let folding = fold::plan(field.payload)?;
             let mut graph = Vec::new();
+            let mut node_at = 0;
             for part in fields(field.payload) {
                 let part = part?;
-                if part.number == GRAPH_INITIALIZER && !part.payload.is_empty() {
-                    put_bytes(
-                        GRAPH_INITIALIZER,
-                        &move_tensor(part.payload, data)?,
-                        &mut graph,
-                    );
-                } else {
-                    graph.extend_from_slice(part.encoded);
+                match part.number {
+                    fold::GRAPH_NODE => {
+                        if !folding.removed_nodes.contains(&node_at) {
+                            graph.extend_from_slice(part.encoded);
+                        }
+                        node_at += 1;
+                    }
+                    GRAPH_INITIALIZER if !part.payload.is_empty() => {
+                        if !folding.dropped.contains(fold::tensor_name(part.payload)?) {
+                            let moved = move_tensor(part.payload, data)?;
+                            put_bytes(GRAPH_INITIALIZER, &moved, &mut graph);
+                        }
+                    }
+                    _ => graph.extend_from_slice(part.encoded),
                 }
+            }
+            for tensor in &folding.added {
+                put_bytes(GRAPH_INITIALIZER, &move_tensor(tensor, data)?, &mut graph);
             }
             put_bytes(MODEL_GRAPH, &graph, &mut out);
         } else {

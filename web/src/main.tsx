@@ -58,6 +58,9 @@ function Banner(props: { status: Status }) {
     <div class="banner" role="status">
       {!s.ready ? (
         "Loading the embedding model…"
+      ) : p && p.files_total === 0 ? (
+        // A first sync that has not counted the folder's files yet (it lists them first).
+        "Indexing: listing the folder…"
       ) : p ? (
         <>
           Indexing: {p.files_done} of {p.files_total} files read

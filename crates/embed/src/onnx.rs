@@ -6,11 +6,13 @@
 //! One session serves indexing and searches. A second session cost ~100 MB (weights and
 //! ONNX Runtime's per-session state) for a lane that only spared a search one batch of wait;
 //! instead a search goes before the next indexing batch ([`SessionLane`]), and batches are
-//! kept small enough (by tokens) that waiting for the running one is short.
+//! kept small enough (by tokens) that waiting for the running one is short: smaller still
+//! ([`BATCH_TOKENS_BESIDE_SEARCHES`]) while searches are coming in.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
@@ -28,6 +30,19 @@ pub const BATCH: usize = 16;
 /// 317 MB and took 34 s — the attention's memory and cost grow with rows × width², and short
 /// texts still fill whole batches of [`BATCH`]. A longer text runs alone.
 pub const BATCH_TOKENS: usize = 512;
+
+/// Padded tokens per indexing pass while searches are coming in (one seen within
+/// [`SEARCHES_RECENT`]): a search waits for the pass running when it arrives, so a shorter
+/// pass is a shorter wait, for ~a third of the indexing speed under that load. Measured on 2
+/// cores (test model, `bench synth30-dev --live-files 300`, a first index while ten threads
+/// search): 512 tokens 16.2-17.1 sections/s with search p95 176-179 ms; 256 tokens 10.5
+/// sections/s, p95 120 ms (the bound is 160). Not spinning ONNX Runtime's workers
+/// instead: p95 130 ms but 5.8 sections/s. A first index nobody searches meanwhile keeps
+/// [`BATCH_TOKENS`] (its speed unchanged: 14.2 s either way).
+pub const BATCH_TOKENS_BESIDE_SEARCHES: usize = 256;
+
+/// How long after a search indexing keeps its passes short.
+const SEARCHES_RECENT: Duration = Duration::from_secs(2);
 
 /// Padding a batch may carry: its padded tokens stay within its real tokens plus a quarter,
 /// plus [`PADDING_SLACK`]. A forward pass costs about its padded tokens (MiniLM q8, one thread:
@@ -73,12 +88,45 @@ pub fn ensure_runtime(path: &Path) -> Result<&'static ort::environment::Environm
 struct SessionLane {
     session: Mutex<Session>,
     queries_waiting: AtomicUsize,
+    searches: RecentSearches,
+}
+
+/// When the lane last served a search, without a lock (indexing reads it before each pass).
+struct RecentSearches {
+    since: Instant,
+    /// Milliseconds from `since` to the last search, plus one; 0 when there was none.
+    last: AtomicU64,
+}
+
+impl RecentSearches {
+    fn new() -> Self {
+        Self {
+            since: Instant::now(),
+            last: AtomicU64::new(0),
+        }
+    }
+
+    fn saw_one(&self) {
+        let ms = u64::try_from(self.since.elapsed().as_millis()).unwrap_or(u64::MAX - 1);
+        self.last.store(ms + 1, Ordering::Relaxed);
+    }
+
+    fn within(&self, window: Duration) -> bool {
+        match self.last.load(Ordering::Relaxed) {
+            0 => false,
+            last => {
+                let now = u64::try_from(self.since.elapsed().as_millis()).unwrap_or(u64::MAX);
+                now.saturating_sub(last - 1) < u64::try_from(window.as_millis()).unwrap_or(u64::MAX)
+            }
+        }
+    }
 }
 
 impl SessionLane {
     fn lock(&self, kind: TextKind) -> Result<MutexGuard<'_, Session>> {
         let poisoned = |_| EmbedError::Inference("a previous inference panicked".into());
         if kind == TextKind::Query {
+            self.searches.saw_one();
             self.queries_waiting.fetch_add(1, Ordering::SeqCst);
             let guard = self.session.lock();
             self.queries_waiting.fetch_sub(1, Ordering::SeqCst);
@@ -202,6 +250,7 @@ impl OnnxEmbedder {
             lane: SessionLane {
                 session: Mutex::new(session),
                 queries_waiting: AtomicUsize::new(0),
+                searches: RecentSearches::new(),
             },
             tokenizer,
             preset: preset.clone(),
@@ -351,7 +400,15 @@ impl Embedder for OnnxEmbedder {
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); encodings.len()];
         let lengths: Vec<usize> = order.iter().map(|&i| encodings[i].len()).collect();
         let mut start = 0;
-        for end in batch_ends(&lengths) {
+        while start < lengths.len() {
+            // Decided before each pass: searches may start in the middle of a long document.
+            let budget = if kind == TextKind::Document && self.lane.searches.within(SEARCHES_RECENT)
+            {
+                BATCH_TOKENS_BESIDE_SEARCHES
+            } else {
+                BATCH_TOKENS
+            };
+            let end = batch_end(&lengths, start, budget);
             let batch = &order[start..end];
             let refs: Vec<&tokenizers::Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
             for (&i, v) in batch.iter().zip(self.run_batch(&refs, kind)?) {
@@ -378,34 +435,78 @@ fn load_tokenizer(path: &Path, preset: &Preset) -> Result<Tokenizer> {
     Ok(tokenizer)
 }
 
-/// Where each batch ends, over token `lengths` sorted ascending: as many texts as fit in
-/// [`BATCH`] rows and [`BATCH_TOKENS`] padded tokens (the longest, last, sets the width) with
-/// little padding (see [`PADDING_SLACK`]), and at least one.
-fn batch_ends(lengths: &[usize]) -> Vec<usize> {
-    let mut ends = Vec::new();
-    let mut start = 0;
-    while start < lengths.len() {
-        let mut end = start + 1;
-        // The real tokens of the texts start..end.
-        let mut real = lengths[start];
-        while end < lengths.len() && end - start < BATCH {
-            let padded = (end + 1 - start) * lengths[end];
-            let with_next = real + lengths[end];
-            if padded > BATCH_TOKENS || padded > with_next + with_next / 4 + PADDING_SLACK {
-                break;
-            }
-            real = with_next;
-            end += 1;
+/// Where the batch starting at `start` ends, over token `lengths` sorted ascending: as many
+/// texts as fit in [`BATCH`] rows and `budget` padded tokens (the longest, last, sets the
+/// width) with little padding (see [`PADDING_SLACK`]), and at least one.
+fn batch_end(lengths: &[usize], start: usize, budget: usize) -> usize {
+    let Some(&first) = lengths.get(start) else {
+        return lengths.len();
+    };
+    let mut end = start + 1;
+    // The real tokens of the texts start..end.
+    let mut real = first;
+    while end < lengths.len() && end - start < BATCH {
+        let padded = (end + 1 - start) * lengths[end];
+        let with_next = real + lengths[end];
+        if padded > budget || padded > with_next + with_next / 4 + PADDING_SLACK {
+            break;
         }
-        ends.push(end);
-        start = end;
+        real = with_next;
+        end += 1;
     }
-    ends
+    end
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every batch's end, each batch planned with `budget`.
+    fn ends_with(lengths: &[usize], budget: usize) -> Vec<usize> {
+        let mut ends = Vec::new();
+        let mut start = 0;
+        while start < lengths.len() {
+            start = batch_end(lengths, start, budget);
+            ends.push(start);
+        }
+        ends
+    }
+
+    fn batch_ends(lengths: &[usize]) -> Vec<usize> {
+        ends_with(lengths, BATCH_TOKENS)
+    }
+
+    #[test]
+    fn beside_searches_passes_hold_half_the_tokens() {
+        assert_eq!(
+            ends_with(&[256; 3], BATCH_TOKENS_BESIDE_SEARCHES),
+            vec![1, 2, 3]
+        );
+        // 4 × 60 fits in 256 tokens, a fifth would not; rows still cap short texts.
+        assert_eq!(
+            ends_with(&[60; 10], BATCH_TOKENS_BESIDE_SEARCHES),
+            vec![4, 8, 10]
+        );
+        assert_eq!(ends_with(&[60; 10], BATCH_TOKENS), vec![8, 10]);
+        assert_eq!(
+            ends_with(&[10; 20], BATCH_TOKENS_BESIDE_SEARCHES),
+            vec![16, 20]
+        );
+    }
+
+    #[test]
+    fn a_search_keeps_passes_short_for_a_while() {
+        let searches = RecentSearches::new();
+        assert!(!searches.within(SEARCHES_RECENT), "no search yet");
+        searches.saw_one();
+        assert!(searches.within(SEARCHES_RECENT));
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(
+            !searches.within(Duration::from_millis(20)),
+            "the window has passed"
+        );
+        assert!(searches.within(SEARCHES_RECENT));
+    }
 
     #[test]
     fn batches_are_bounded_by_rows_and_padded_tokens() {

@@ -45,6 +45,7 @@ const PAGE: u64 = 4096;
 const SMALL_ALIGN: u64 = 64;
 
 // Field numbers in onnx.proto.
+const MODEL_IR_VERSION: u32 = 1;
 const MODEL_GRAPH: u32 = 7;
 const GRAPH_INITIALIZER: u32 = 5;
 const TENSOR_RAW_DATA: u32 = 9;
@@ -270,10 +271,23 @@ fn put_bytes(number: u32, payload: &[u8], out: &mut Vec<u8>) {
 /// initializers moved to `data`; every other byte is kept.
 fn rewrite(model: &[u8], data: &mut DataWriter) -> Result<Vec<u8>, SplitError> {
     let mut out = Vec::with_capacity(model.len() / 8);
+    // Before IR version 4 every initializer had to be a graph input too, which a folded one
+    // is not: such a model keeps its casts.
+    let mut ir_version = 0;
+    for field in fields(model) {
+        let field = field?;
+        if field.number == MODEL_IR_VERSION {
+            ir_version = field.varint;
+        }
+    }
     for field in fields(model) {
         let field = field?;
         if field.number == MODEL_GRAPH && !field.payload.is_empty() {
-            let folding = fold::plan(field.payload)?;
+            let folding = if ir_version >= 4 {
+                fold::plan(field.payload)?
+            } else {
+                fold::Folding::default()
+            };
             let mut graph = Vec::new();
             let mut node_at = 0;
             for part in fields(field.payload) {

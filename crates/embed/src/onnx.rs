@@ -33,12 +33,12 @@ pub const BATCH_TOKENS: usize = 512;
 
 /// Padded tokens per indexing pass while searches are coming in (one seen within
 /// [`SEARCHES_RECENT`]): a search waits for the pass running when it arrives, so a shorter
-/// pass is a shorter wait, for ~a third of the indexing speed under that load. Measured on 2
-/// cores (test model, `bench synth30-dev --live-files 300`, a first index while ten threads
-/// search): 512 tokens 16.2-17.1 sections/s with search p95 176-179 ms; 256 tokens 10.5
-/// sections/s, p95 120 ms (the issue's bound is 160). Not spinning ONNX Runtime's workers
-/// instead: p95 130 ms but 5.8 sections/s. A first index nobody searches meanwhile keeps
-/// [`BATCH_TOKENS`] (its speed unchanged: 14.2 s either way).
+/// pass is a shorter wait, at about a third less indexing speed under that load. Measured on
+/// 2 cores (test model, `bench synth30-dev --live-files 300`, a first index while ten threads
+/// search): 512 tokens 16.2-17.1 sections/s with search p95 176-179 ms; 256 tokens after a
+/// search 10.6-11.3 sections/s, p95 120-121 ms (issue 15 holds it to 160). Not spinning ONNX
+/// Runtime's workers instead: p95 130 ms but 5.8 sections/s. A first index nobody searches
+/// meanwhile keeps [`BATCH_TOKENS`] (its speed unchanged: 14.2-14.5 s).
 pub const BATCH_TOKENS_BESIDE_SEARCHES: usize = 256;
 
 /// How long after a search indexing keeps its passes short.

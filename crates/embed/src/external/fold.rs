@@ -461,6 +461,74 @@ mod tests {
         );
     }
 
+    /// Runs the whole rewrite over a model of IR `version` holding `graph`: the nodes left,
+    /// and the data file's bytes.
+    fn rewritten(version: u64, graph: &[u8]) -> (usize, Vec<u8>) {
+        let mut model = Vec::new();
+        encode_key(1, WireType::Varint, &mut model);
+        encode_varint(version, &mut model);
+        put_bytes(7, graph, &mut model);
+        let dir = tempfile::tempdir().unwrap();
+        let file = std::fs::File::create(dir.path().join("data")).unwrap();
+        let mut data = super::super::DataWriter {
+            out: std::io::BufWriter::new(&file),
+            len: 0,
+            moved: 0,
+        };
+        let out = super::super::rewrite(&model, &mut data).unwrap();
+        std::io::Write::flush(&mut data.out).unwrap();
+        drop(data);
+        let graph = fields(&out)
+            .map(Result::unwrap)
+            .find(|f| f.number == 7)
+            .unwrap()
+            .payload;
+        let nodes = fields(graph)
+            .map(Result::unwrap)
+            .filter(|f| f.number == GRAPH_NODE)
+            .count();
+        (nodes, std::fs::read(dir.path().join("data")).unwrap())
+    }
+
+    #[test]
+    fn the_split_writes_the_folded_floats_and_an_old_ir_keeps_its_casts() {
+        // 2 × 600 int8 weights, so the folded floats (4,800 bytes) are moved to the data file.
+        let w: Vec<u8> = (0..1200u32).map(|i| (i % 200) as u8).collect();
+        let nodes = [
+            cast("w", "w_f"),
+            node(&["w_f", "w_scale"], &["w_deq"], "Mul", None),
+            node(&["x", "w_deq"], &["out"], "MatMul", None),
+        ];
+        let g = graph(
+            &nodes,
+            &[
+                initializer("w", INT8, &[2, 600], &w),
+                initializer("w_scale", FLOAT, &[2, 1], &floats(&[0.5, 0.25])),
+            ],
+            &["x"],
+        );
+        let (left, data) = rewritten(8, &g);
+        assert_eq!(left, 1, "only the MatMul is left");
+        let expected: Vec<u8> = w
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &q)| {
+                let scale = if i < 600 { 0.5 } else { 0.25 };
+                (f32::from(q as i8) * scale).to_le_bytes()
+            })
+            .collect();
+        assert_eq!(
+            data, expected,
+            "the folded floats, page-aligned at offset 0"
+        );
+        let (left, data) = rewritten(3, &g);
+        assert_eq!(
+            left, 3,
+            "IR 3 needs every initializer among the inputs: nothing folds"
+        );
+        assert_eq!(data, w, "the int8 weight is moved as it is");
+    }
+
     #[test]
     fn anything_short_of_the_exact_pattern_is_left_alone() {
         let folds = |nodes: &[Vec<u8>], inputs: &[&str]| {

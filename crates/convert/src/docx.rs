@@ -138,6 +138,9 @@ impl Walk {
             }
             b"t" if !empty => self.in_text = true,
             b"tab" => self.push_text("\t"),
+            // Word keeps a hyphen that must not break a line as an element of its own; a soft
+            // hyphen (`softHyphen`) marks where a word may break and is no text.
+            b"noBreakHyphen" => self.push_text("-"),
             b"br" | b"cr" => self.push_text(" "),
             b"tbl" if !empty => {
                 self.table_depth += 1;

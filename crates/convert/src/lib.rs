@@ -1,8 +1,8 @@
 //! Turns documents that are not Markdown — PDF, DOCX, HTML, plain text — into Markdown text
 //! that the `markdown` crate chunks like any note: headings where the source has them (Word
 //! heading styles, HTML headings, a PDF's outline or one heading per page), lists and tables
-//! kept as Markdown. The same bytes always give the same text, so a hit's line numbers can be
-//! read back by converting again.
+//! kept as Markdown. The same bytes always give the same text under one
+//! [`CONVERTER_VERSION`], so a hit's line numbers can be read back by converting again.
 //!
 //! Pure: takes bytes, returns text or a [`ConvertError`] that says why a file cannot be
 //! indexed. No file I/O. Parsers that can panic or run away (PDF above all) run on their own
@@ -15,6 +15,12 @@ mod pdf;
 mod text;
 
 use std::time::Duration;
+
+/// Bumped whenever a converter writes other text for the same bytes, so indexes convert the
+/// files they converted before again (their records carry it, see `ragdown_index`'s sync).
+/// 2: PDF words hyphenated across a line end are joined and ligatures spelled out; soft
+/// hyphens are dropped everywhere and DOCX's non-breaking hyphens kept.
+pub const CONVERTER_VERSION: u32 = 2;
 
 /// A format ragdown converts, told by the file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,12 +132,23 @@ pub fn convert_with(format: Format, bytes: &[u8], limits: &Limits) -> Result<Str
             if md.trim().is_empty() {
                 Err(ConvertError::NoText)
             } else {
-                Ok(md)
+                Ok(without_soft_hyphens(md))
             }
         }),
         Ok(Err(_panic)) => Err(ConvertError::Panicked(format.name())),
         // The thread is left to finish on its own; its result is dropped.
         Err(_) => Err(ConvertError::Timeout(limits.timeout.as_secs())),
+    }
+}
+
+/// `text` without soft hyphens (U+00AD, HTML's `&shy;`): invisible where a word does not
+/// break, they would split its every occurrence into two terms for BM25. (The PDF converter
+/// has already joined the words they broke at a line end.)
+fn without_soft_hyphens(text: String) -> String {
+    if text.contains('\u{AD}') {
+        text.replace('\u{AD}', "")
+    } else {
+        text
     }
 }
 

@@ -54,6 +54,25 @@ fn pdf_without_outline_has_a_heading_per_page() {
 }
 
 #[test]
+fn pdf_words_hyphenated_across_lines_are_joined() {
+    let body = [
+        "Rotate the signing keys of the replica-",
+        "tion service every ninety days; the long-",
+        "term keys live in the vault. Long-term keys",
+        "never leave it.",
+    ];
+    let page: PageText = body
+        .iter()
+        .enumerate()
+        .map(|(i, line)| (72.0, 700.0 - 14.0 * i as f32, line.to_string()))
+        .collect();
+    let md = convert(Format::Pdf, &make_pdf(&[page], &[])).unwrap();
+    assert!(md.contains("of the replication"), "{md}");
+    assert!(md.contains("the long-term\nkeys live"), "{md}");
+    assert!(!md.contains("replica-"), "{md}");
+}
+
+#[test]
 fn two_column_pdf_keeps_each_column_together() {
     let left = [
         "The left column starts here",
@@ -108,6 +127,13 @@ fn docx_headings_lists_and_tables() {
     let md = convert(Format::Docx, &report_docx()).unwrap();
     let expected = "# Quarterly Report\n\nIntro & scope of the quarter.\n\n# Findings\n\n- Latency dropped by a third\n  - mostly in the EU region\n- Costs stayed flat\n\n## Budget\n\n| Team | Spend |\n| --- | --- |\n| Platform | 120k |\n| Search \\| Ranking | 80k |\n";
     assert_eq!(md, expected);
+}
+
+#[test]
+fn docx_non_breaking_hyphens_stay_and_soft_hyphens_go() {
+    let body = r#"<w:p><w:r><w:t>a long</w:t><w:noBreakHyphen/><w:t>term plan for repli</w:t><w:softHyphen/><w:t>cation</w:t></w:r></w:p>"#;
+    let md = convert(Format::Docx, &make_docx(body)).unwrap();
+    assert_eq!(md.trim(), "a long-term plan for replication");
 }
 
 #[test]
@@ -166,6 +192,15 @@ fn html_main_content_becomes_markdown() {
     for noise in ["Buy CloudWidgets", "About us", "Copyright 2026"] {
         assert!(!md.contains(noise), "{noise} should be stripped:\n{md}");
     }
+}
+
+#[test]
+fn html_soft_hyphens_do_not_split_words() {
+    let html = ARTICLE_HTML.replace("renewal by hand", "re&shy;newal by hand");
+    assert_ne!(html, ARTICLE_HTML);
+    let md = convert(Format::Html, html.as_bytes()).unwrap();
+    assert!(md.contains("Run the renewal by hand"), "{md}");
+    assert!(!md.contains('\u{AD}'), "{md}");
 }
 
 #[test]

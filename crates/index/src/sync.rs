@@ -441,7 +441,7 @@ impl Index {
                 "looks binary ({why}), not Markdown: give it another extension, or move it out of the folder"
             ));
         }
-        let hash = blake3::hash(&bytes).to_hex().to_string();
+        let hash = content_hash(converted.is_some(), &bytes);
         let known = working.document_by_path(&entry.path);
         if let Some(known) = known
             && known.hash == hash
@@ -749,10 +749,33 @@ fn markdown_text(path: &str, bytes: Vec<u8>) -> String {
     }
 }
 
+/// The hash a document's record keeps: its bytes' BLAKE3, behind the converter's version
+/// (`c2:…`) when ragdown converted it, so a converter that now writes other text finds the
+/// records it wrote out of date.
+fn content_hash(converted: bool, bytes: &[u8]) -> String {
+    let digest = blake3::hash(bytes).to_hex();
+    if converted {
+        format!("{}{digest}", converted_hash_prefix())
+    } else {
+        digest.to_string()
+    }
+}
+
+/// What the hash of a document this converter version converted starts with.
+fn converted_hash_prefix() -> String {
+    format!("c{}:", ragdown_convert::CONVERTER_VERSION)
+}
+
 /// Whether a file on disk may differ from its record (none yet, or another size or
-/// modification time): a sync reads and hashes exactly these.
+/// modification time) or was converted by an older converter: a sync reads and hashes
+/// exactly these.
 pub(crate) fn may_have_changed(file: &FileEntry, record: Option<&DocumentRecord>) -> bool {
-    record.is_none_or(|d| d.size != file.size || d.mtime_ns != file.mtime_ns)
+    record.is_none_or(|d| {
+        d.size != file.size
+            || d.mtime_ns != file.mtime_ns
+            || (ragdown_convert::Format::from_path(&file.path).is_some()
+                && !d.hash.starts_with(&converted_hash_prefix()))
+    })
 }
 
 #[cfg(test)]

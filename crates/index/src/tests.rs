@@ -635,6 +635,48 @@ fn unchanged_bytes_with_a_new_mtime_are_only_touched() {
     });
 }
 
+/// A file an older converter converted is converted again, once, though its bytes are the
+/// same: its record's hash does not carry this converter's version.
+#[test]
+fn files_an_older_converter_converted_are_read_again() {
+    let f = Fixture::new();
+    f.write("notes.txt", "Rotate the keys every ninety days.\n");
+    f.write("a.md", "# A\n\nPlain Markdown.\n");
+    let index = f.open();
+    index.sync().unwrap();
+    drop(index);
+    // The records as a converter before CONVERTER_VERSION wrote them: a bare BLAKE3 hash.
+    let records = rusqlite::Connection::open(data_dir::records(f.data.path())).unwrap();
+    let bare = records
+        .execute(
+            "UPDATE documents SET hash = substr(hash, instr(hash, ':') + 1) \
+             WHERE path = 'notes.txt'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(bare, 1);
+    drop(records);
+    let index = f.open();
+    let report = index.sync().unwrap();
+    assert_eq!(
+        (report.updated, report.unchanged, report.embedded),
+        (1, 1, 0),
+        "converted again, its vectors from the cache: {report:?}"
+    );
+    let hash = index
+        .snapshot()
+        .document_by_path("notes.txt")
+        .unwrap()
+        .hash
+        .clone();
+    assert!(
+        hash.starts_with(&format!("c{}:", ragdown_convert::CONVERTER_VERSION)),
+        "{hash}"
+    );
+    let again = index.sync().unwrap();
+    assert_eq!((again.updated, again.unchanged), (0, 2));
+}
+
 #[test]
 fn links_resolve_like_obsidian() {
     on_every_backend(|f| {

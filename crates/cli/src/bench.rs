@@ -34,8 +34,11 @@ pub struct BenchArgs {
     /// answer_end_line.
     #[arg(long)]
     questions: PathBuf,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Which ranking to measure: the full hybrid search, plain reciprocal-rank fusion of the
+    /// two retrievers, or one retriever alone.
     #[arg(long, value_enum, default_value = "hybrid")]
     mode: BenchMode,
     /// Also time a no-op re-sync of this many generated files (hash embedder).

@@ -44,6 +44,7 @@ pub struct SystemArgs {
     /// before) and exit. The parent measures the child.
     #[arg(long, hide = true, value_name = "HOW")]
     open_records: Option<String>,
+    /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
 }

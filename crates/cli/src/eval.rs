@@ -34,6 +34,7 @@ pub struct EvalArgs {
     /// often the hook injects where it should stay silent, and calibrates its gate.
     #[arg(long)]
     offtopic: Option<PathBuf>,
+    /// Print the report as JSON instead of text.
     #[arg(long)]
     json: bool,
     /// Keep the index here (reused by the next run) instead of a fresh temporary one.

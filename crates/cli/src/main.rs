@@ -30,11 +30,17 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Index (or re-sync) a directory of Markdown.
-    Index { dir: PathBuf },
+    Index {
+        /// The folder of documents.
+        dir: PathBuf,
+    },
     /// Search a directory's index (synced first, so it works on a fresh directory).
     Query {
+        /// The folder of documents.
         dir: PathBuf,
+        /// What to search for, in words or with identifiers.
         question: String,
+        /// How many hits to print.
         #[arg(long, default_value_t = 8)]
         top_k: usize,
         /// Print JSON instead of text.
@@ -50,6 +56,7 @@ enum Command {
     /// Move a docs dir's index from its data dir into the PostgreSQL database
     /// RAGDOWN_DATABASE_URL names, without embedding anything again.
     Migrate {
+        /// The folder of documents whose index moves.
         dir: PathBuf,
         /// Where to: `postgres` (the only other store).
         #[arg(long, value_parser = ["postgres"])]
@@ -57,7 +64,9 @@ enum Command {
     },
     /// What an index holds.
     Status {
+        /// The folder of documents.
         dir: PathBuf,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -74,34 +83,43 @@ enum Command {
     Serve,
     /// Bring the index of one or more docs dirs up to date.
     Sync {
+        /// A docs dir. Default: RAGDOWN_DOCS_DIR, else the current dir.
         dir: Option<PathBuf>,
         /// Another docs dir (repeatable). Default: RAGDOWN_DOCS_DIR, else the current dir.
         #[arg(long = "docs-dir")]
         docs_dirs: Vec<PathBuf>,
+        /// Print JSON (the shapes the MCP tools and `/api` use) instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Index documents (files or directories) inside a docs dir and report what they hold.
     Ingest {
+        /// Files or directories to index (inside a docs dir).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// A docs dir the paths lie in (repeatable). Default: RAGDOWN_DOCS_DIR, else the current dir.
         #[arg(long = "docs-dir")]
         docs_dirs: Vec<PathBuf>,
+        /// Print JSON (the shapes the MCP tools and `/api` use) instead of text.
         #[arg(long)]
         json: bool,
     },
     /// The indexed documents of one or more docs dirs.
     List {
+        /// A docs dir. Default: RAGDOWN_DOCS_DIR, else the current dir.
         dir: Option<PathBuf>,
+        /// Another docs dir (repeatable). Default: RAGDOWN_DOCS_DIR, else the current dir.
         #[arg(long = "docs-dir")]
         docs_dirs: Vec<PathBuf>,
+        /// Print JSON (the shapes the MCP tools and `/api` use) instead of text.
         #[arg(long)]
         json: bool,
     },
     /// A document's text (converted formats as indexed), whole or by lines.
     Read {
+        /// The docs dir.
         dir: PathBuf,
+        /// The document, relative to the docs dir.
         path: String,
         /// START:END (1-based, inclusive), e.g. 10:20.
         #[arg(long)]
@@ -112,13 +130,17 @@ enum Command {
         /// Also this many whole sections after.
         #[arg(long, default_value_t = 0)]
         after: usize,
+        /// Print JSON (the shapes the MCP tools and `/api` use) instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Delete a document (the file) and drop it from the index.
     Delete {
+        /// The docs dir.
         dir: PathBuf,
+        /// The document, relative to the docs dir.
         path: String,
+        /// Print JSON (the shapes the MCP tools and `/api` use) instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -238,5 +260,30 @@ fn run(cli: Cli) -> Result<()> {
             json,
         ),
         Command::Delete { dir, path, json } => local_rag::delete(&settings, &dir, &path, json),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every flag and argument a user can see says what it is for in `--help`.
+    #[test]
+    fn every_visible_argument_has_help() {
+        fn undocumented(command: &clap::Command, path: &str, out: &mut Vec<String>) {
+            let path = format!("{path} {}", command.get_name());
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !arg.is_hide_set() && !builtin && arg.get_help().is_none() {
+                    out.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                undocumented(sub, &path, out);
+            }
+        }
+        let mut missing = Vec::new();
+        undocumented(&super::Cli::command(), "", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
     }
 }

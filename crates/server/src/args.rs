@@ -48,6 +48,8 @@ pub struct RecallArgs {
     /// `agent`: documents an agent wrote (frontmatter created_by); `user`: the rest.
     #[serde(default)]
     pub written_by: Option<WrittenBy>,
+    /// `text` (default): the hits as readable text; `json`: an array of hits with path,
+    /// title, heading, lines, similarity, score, sources, tags, modified and text.
     #[serde(default)]
     pub format: RecallFormat,
     /// Characters per hit in text output (default RAGDOWN_TEXT_LIMIT, 0 = never clip).
@@ -89,10 +91,13 @@ pub enum ListSort {
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct ListArgs {
+    /// Only documents under this subfolder, e.g. `projects/`.
     #[serde(default)]
     pub path_prefix: Option<String>,
+    /// Only documents with this tag (nested tags match: `project` matches `project/alpha`).
     #[serde(default)]
     pub tag: Option<String>,
+    /// `agent`: documents an agent wrote (frontmatter created_by); `user`: the rest.
     #[serde(default)]
     pub written_by: Option<WrittenBy>,
     /// Documents written in this session (frontmatter `session`).
@@ -115,9 +120,11 @@ pub struct StatsArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct RememberArgs {
+    /// The document's title, written as its first heading.
     pub title: String,
     /// The body, in Markdown.
     pub content: String,
+    /// Tags for its frontmatter (`project/alpha` nests under `project`).
     #[serde(default)]
     pub tags: Vec<String>,
     /// File name without `.md` (default `<date>-<title-slug>`).
@@ -126,6 +133,7 @@ pub struct RememberArgs {
     /// Paths of documents this one replaces because a fact changed.
     #[serde(default)]
     pub supersedes: Vec<String>,
+    /// Stable id of the conversation, recorded in the document's frontmatter (`session`).
     #[serde(default)]
     pub session_id: Option<String>,
 }
@@ -155,6 +163,7 @@ pub struct IngestArgs {
 pub struct WriteArgs {
     /// A Markdown path (.md, .markdown, .mdx) relative to the folder.
     pub path: String,
+    /// The document's new Markdown, or with `append`, what to add.
     pub text: String,
     /// The hash ragdown_read_doc returned; required to replace an existing document.
     #[serde(default)]
@@ -162,8 +171,10 @@ pub struct WriteArgs {
     /// Add the text at the end (or at the end of `heading`'s section) instead of replacing.
     #[serde(default)]
     pub append: bool,
+    /// With `append`: add to the end of the section under this heading.
     #[serde(default)]
     pub heading: Option<String>,
+    /// Stable id of the conversation, recorded in the frontmatter of a document this creates.
     #[serde(default)]
     pub session_id: Option<String>,
 }
@@ -181,9 +192,12 @@ pub struct EditItem {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct EditArgs {
+    /// A Markdown path (.md, .markdown, .mdx) relative to the folder.
     pub path: String,
     /// Applied in order, all or nothing.
     pub edits: Vec<EditItem>,
+    /// The hash ragdown_read_doc returned. Optional: when given and the file changed since,
+    /// nothing is written.
     #[serde(default)]
     pub base_hash: Option<String>,
 }
@@ -198,6 +212,7 @@ pub struct MoveArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct DeleteArgs {
+    /// The document or subfolder, relative to the folder, e.g. `ops/pg.md` or `ops`.
     pub path: String,
     /// Needed to delete a non-empty subfolder.
     #[serde(default)]

@@ -368,3 +368,30 @@ pub fn recall_view(a: &RecallArgs, settings: &crate::ServerSettings) -> RecallVi
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent picks arguments from the schema alone: each one says what it is for.
+    #[test]
+    fn every_tool_argument_has_a_description() {
+        let mut missing = Vec::new();
+        for tool in definitions() {
+            let properties = tool.schema.get("properties").and_then(Value::as_object);
+            for (name, property) in properties.into_iter().flatten() {
+                let described = property
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| !d.trim().is_empty());
+                if !described {
+                    missing.push(format!("{}.{name}", tool.name));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "arguments without a description: {missing:?}"
+        );
+    }
+}

@@ -11,8 +11,25 @@ use pdf_extract::{Document, Object, Stream, dictionary};
 /// One PDF page: lines of text at (x, y) positions, in content-stream order.
 pub type PageText = Vec<(f32, f32, String)>;
 
-/// A PDF with the given pages and, optionally, an outline of (title, page index).
+/// One PDF page whose lines also give their type size: (x, y, size, text).
+pub type SizedPageText = Vec<(f32, f32, f32, String)>;
+
+/// A PDF with the given pages, all set in 11 pt, and, optionally, an outline of (title, page
+/// index).
 pub fn make_pdf(pages: &[PageText], outline: &[(&str, usize)]) -> Vec<u8> {
+    let sized: Vec<SizedPageText> = pages
+        .iter()
+        .map(|page| {
+            page.iter()
+                .map(|(x, y, text)| (*x, *y, 11.0, text.clone()))
+                .collect()
+        })
+        .collect();
+    make_sized_pdf(&sized, outline)
+}
+
+/// A PDF whose lines are set in the sizes given, with an optional outline.
+pub fn make_sized_pdf(pages: &[SizedPageText], outline: &[(&str, usize)]) -> Vec<u8> {
     let mut doc = Document::with_version("1.5");
     let pages_id = doc.new_object_id();
     let font_id = doc.add_object(dictionary! {
@@ -27,9 +44,9 @@ pub fn make_pdf(pages: &[PageText], outline: &[(&str, usize)]) -> Vec<u8> {
     let mut page_ids = Vec::new();
     for page in pages {
         let mut ops = Vec::new();
-        for (x, y, text) in page {
+        for (x, y, size, text) in page {
             ops.push(Operation::new("BT", vec![]));
-            ops.push(Operation::new("Tf", vec!["F1".into(), 11.into()]));
+            ops.push(Operation::new("Tf", vec!["F1".into(), (*size).into()]));
             ops.push(Operation::new("Td", vec![(*x).into(), (*y).into()]));
             ops.push(Operation::new(
                 "Tj",

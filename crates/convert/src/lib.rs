@@ -1,6 +1,6 @@
 //! Turns documents that are not Markdown — PDF, DOCX, HTML, plain text — into Markdown text
 //! that the `markdown` crate chunks like any note: headings where the source has them (Word
-//! heading styles, HTML headings, a PDF's outline or one heading per page), lists and tables
+//! heading styles, HTML headings, a PDF's outline or its larger type, and a heading per page), lists and tables
 //! kept as Markdown. The same bytes always give the same text under one
 //! [`CONVERTER_VERSION`], so a hit's line numbers can be read back by converting again.
 //!
@@ -18,8 +18,9 @@ use std::time::Duration;
 
 /// Bumped whenever a converter writes other text for the same bytes, so indexes convert the
 /// files they converted before again (their records carry it, see `ragdown_index`'s sync).
-/// 2: PDF words hyphenated across a line end are joined and ligatures spelled out; soft
-/// hyphens are dropped everywhere and DOCX's non-breaking hyphens kept.
+/// 2: PDF words hyphenated across a line end are joined and ligatures spelled out, and a PDF
+/// without an outline gets headings from its type sizes; soft hyphens are dropped everywhere
+/// and DOCX's non-breaking hyphens kept.
 pub const CONVERTER_VERSION: u32 = 2;
 
 /// A format ragdown converts, told by the file extension.

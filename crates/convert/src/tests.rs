@@ -73,6 +73,53 @@ fn pdf_words_hyphenated_across_lines_are_joined() {
 }
 
 #[test]
+fn a_pdf_without_an_outline_gets_its_headings_from_type_sizes() {
+    // Lines down a page, each a line height below the last.
+    fn set(lines: &[(f32, &str)]) -> SizedPageText {
+        let mut y = 800.0;
+        lines
+            .iter()
+            .map(|(size, text)| {
+                y -= size * 1.6;
+                (72.0, y, *size, text.to_string())
+            })
+            .collect()
+    }
+    let body = "Body text of the guide, set in the size most of its lines use.";
+    let mut first = vec![(22.0, "Operations Guide"), (16.0, "Backups")];
+    first.extend([(11.0, body); 6]);
+    first.push((13.0, "Restoring a snapshot"));
+    first.push((
+        11.0,
+        "Run pg_restore twice; the first pass creates the roles.",
+    ));
+    first.extend([(11.0, body); 6]);
+    let mut second = vec![(16.0, "Monitoring")];
+    second.extend([(11.0, body); 6]);
+    let pdf = make_sized_pdf(&[set(&first), set(&second)], &[]);
+    let md = convert(Format::Pdf, &pdf).unwrap();
+    let headings: Vec<&str> = md.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        headings,
+        [
+            "## Operations Guide",
+            "### Backups",
+            "##### Page 1",
+            "#### Restoring a snapshot",
+            "### Monitoring",
+            "##### Page 2"
+        ],
+        "{md}"
+    );
+    let doc = ragdown_markdown_free_parse(&md);
+    assert!(
+        doc.iter()
+            .any(|(h, body)| h == "#### Restoring a snapshot" && body.contains("pg_restore")),
+        "{doc:?}"
+    );
+}
+
+#[test]
 fn two_column_pdf_keeps_each_column_together() {
     let left = [
         "The left column starts here",

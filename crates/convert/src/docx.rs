@@ -1,8 +1,15 @@
-//! DOCX: `word/document.xml` read as a stream of paragraphs — Word's heading styles (`Title`,
-//! `Heading1`…`Heading6`) become Markdown headings, numbered and bulleted paragraphs list
-//! items, tables Markdown tables (the first row as the header). The part is inflated with a
-//! byte limit, so a zip bomb stops at the limit.
+//! DOCX: `word/document.xml` read as a stream of paragraphs — Word's heading styles become
+//! Markdown headings, numbered and bulleted paragraphs list items, tables Markdown tables (the
+//! first row as the header). Parts are inflated with a byte limit, so a zip bomb stops at the
+//! limit.
+//!
+//! A heading style is known by what `word/styles.xml` says of it, not by its id: Word stores
+//! the built-in names in English (`heading 2`, `Title`) whatever the language of the
+//! document, while the ids are localised (`berschrift2` in German, `Titre2` in French, `2` in
+//! Japanese). A style with an outline level, or based on a heading style, is a heading too,
+//! and so is a paragraph given an outline level of its own.
 
+use std::collections::HashMap;
 use std::io::Read;
 
 use quick_xml::Reader;
@@ -17,12 +24,20 @@ fn malformed(detail: impl std::fmt::Display) -> ConvertError {
     }
 }
 
-/// The XML of `word/document.xml`, inflated to at most `limit` bytes.
-fn document_xml(bytes: &[u8], limit: u64) -> Result<Vec<u8>, ConvertError> {
-    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(malformed)?;
-    let mut part = archive
-        .by_name("word/document.xml")
-        .map_err(|_| malformed("it has no word/document.xml"))?;
+type Archive<'a> = zip::ZipArchive<std::io::Cursor<&'a [u8]>>;
+
+/// The XML of the part `name`, inflated to at most `limit` bytes; `None` when the file has no
+/// such part.
+fn part_xml(
+    archive: &mut Archive,
+    name: &str,
+    limit: u64,
+) -> Result<Option<Vec<u8>>, ConvertError> {
+    let mut part = match archive.by_name(name) {
+        Ok(part) => part,
+        Err(zip::result::ZipError::FileNotFound) => return Ok(None),
+        Err(e) => return Err(malformed(e)),
+    };
     if part.encrypted() {
         return Err(ConvertError::Encrypted);
     }
@@ -43,7 +58,84 @@ fn document_xml(bytes: &[u8], limit: u64) -> Result<Vec<u8>, ConvertError> {
             "its text part inflates past {limit} bytes"
         )));
     }
-    Ok(xml)
+    Ok(Some(xml))
+}
+
+/// What `styles.xml` says of one paragraph style.
+#[derive(Default)]
+struct Style {
+    name: String,
+    based_on: Option<String>,
+    outline: Option<usize>,
+}
+
+/// Heading level of an outline level (`w:outlineLvl`, 0-based; 9 is body text).
+fn outline_level(value: &str) -> Option<usize> {
+    let level: usize = value.parse().ok()?;
+    (level < 9).then_some((level + 1).min(6))
+}
+
+/// The heading level of each paragraph style id that `styles_xml` makes a heading: by its
+/// built-in name (`heading 2` → 2, `Title` → 1), its outline level, or the style it is
+/// based on.
+fn heading_styles(styles_xml: &[u8]) -> Result<HashMap<String, usize>, ConvertError> {
+    let mut reader = Reader::from_reader(styles_xml);
+    let mut styles: HashMap<String, Style> = HashMap::new();
+    let mut current: Option<(String, Style)> = None;
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf).map_err(malformed)? {
+            Event::Start(e) | Event::Empty(e) => match e.local_name().as_ref() {
+                b"style" => {
+                    current = (attr(&e, b"w:type").as_deref() == Some("paragraph"))
+                        .then(|| attr(&e, b"w:styleId"))
+                        .flatten()
+                        .map(|id| (id, Style::default()));
+                }
+                b"name" => {
+                    if let (Some((_, style)), Some(name)) = (current.as_mut(), attr(&e, b"w:val")) {
+                        style.name = name;
+                    }
+                }
+                b"basedOn" => {
+                    if let Some((_, style)) = current.as_mut() {
+                        style.based_on = attr(&e, b"w:val");
+                    }
+                }
+                b"outlineLvl" => {
+                    if let Some((_, style)) = current.as_mut() {
+                        style.outline = attr(&e, b"w:val").as_deref().and_then(outline_level);
+                    }
+                }
+                _ => {}
+            },
+            Event::End(e) if e.local_name().as_ref() == b"style" => {
+                if let Some((id, style)) = current.take() {
+                    styles.insert(id, style);
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    let own_level = |style: &Style| heading_level(&style.name.replace(' ', "")).or(style.outline);
+    let mut levels = HashMap::new();
+    for (id, style) in &styles {
+        // Follow `basedOn` a few steps (a cycle in a broken file ends there).
+        let mut at = style;
+        for _ in 0..8 {
+            if let Some(level) = own_level(at) {
+                levels.insert(id.clone(), level);
+                break;
+            }
+            match at.based_on.as_ref().and_then(|b| styles.get(b)) {
+                Some(parent) => at = parent,
+                None => break,
+            }
+        }
+    }
+    Ok(levels)
 }
 
 #[derive(Default)]
@@ -107,6 +199,8 @@ fn table_markdown(rows: &[Vec<String>]) -> String {
 /// The walk over the XML: the paragraph being read, the table being read, the blocks done.
 #[derive(Default)]
 struct Walk {
+    /// Heading level of each paragraph style id `styles.xml` makes a heading.
+    heading_styles: HashMap<String, usize>,
     blocks: Vec<String>,
     paragraph: Option<Paragraph>,
     /// Tables: rows of cells; a cell's paragraphs are joined with spaces. Nested tables are
@@ -122,7 +216,18 @@ impl Walk {
             b"p" if !empty => self.paragraph = Some(Paragraph::default()),
             b"pStyle" => {
                 if let (Some(p), Some(style)) = (self.paragraph.as_mut(), attr(e, b"w:val")) {
-                    p.heading = heading_level(&style);
+                    p.heading = self
+                        .heading_styles
+                        .get(&style)
+                        .copied()
+                        .or_else(|| heading_level(&style));
+                }
+            }
+            b"outlineLvl" => {
+                if let Some(p) = self.paragraph.as_mut()
+                    && let Some(level) = attr(e, b"w:val").as_deref().and_then(outline_level)
+                {
+                    p.heading = Some(level);
                 }
             }
             b"ilvl" => {
@@ -198,9 +303,21 @@ impl Walk {
 }
 
 pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError> {
-    let xml = document_xml(bytes, limits.max_inflated_bytes)?;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(malformed)?;
+    let xml = part_xml(&mut archive, "word/document.xml", limits.max_inflated_bytes)?
+        .ok_or_else(|| malformed("it has no word/document.xml"))?;
+    // A file without styles (or with ones that do not parse) still has its text; its
+    // headings then go by the English style ids alone.
+    let heading_styles = match part_xml(&mut archive, "word/styles.xml", limits.max_inflated_bytes)?
+    {
+        Some(styles) => heading_styles(&styles).unwrap_or_default(),
+        None => HashMap::new(),
+    };
     let mut reader = Reader::from_reader(xml.as_slice());
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        heading_styles,
+        ..Walk::default()
+    };
     let mut buf = Vec::new();
     loop {
         match reader.read_event_into(&mut buf).map_err(malformed)? {

@@ -152,6 +152,12 @@ pub fn handbook_pdf() -> Vec<u8> {
 
 /// A DOCX from a `word/document.xml` body.
 pub fn make_docx(body: &str) -> Vec<u8> {
+    make_docx_with_styles(body, None)
+}
+
+/// A DOCX with `body` and, when given, a `word/styles.xml` holding `styles` (`<w:style>`
+/// elements).
+pub fn make_docx_with_styles(body: &str, styles: Option<&str>) -> Vec<u8> {
     let xml = format!(
         r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
@@ -165,6 +171,14 @@ pub fn make_docx(body: &str) -> Vec<u8> {
         zip.write_all(b"<Types/>").unwrap();
         zip.start_file("word/document.xml", options).unwrap();
         zip.write_all(xml.as_bytes()).unwrap();
+        if let Some(styles) = styles {
+            zip.start_file("word/styles.xml", options).unwrap();
+            let xml = format!(
+                r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<w:styles xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">{styles}</w:styles>"#
+            );
+            zip.write_all(xml.as_bytes()).unwrap();
+        }
         zip.finish().unwrap();
     }
     out.into_inner()

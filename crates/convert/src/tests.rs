@@ -176,6 +176,47 @@ fn docx_headings_lists_and_tables() {
     assert_eq!(md, expected);
 }
 
+/// Word stores the built-in style names in English whatever the language; the ids are
+/// localised (Japanese Word: `1`, `2`; German: `berschrift1`).
+#[test]
+fn docx_headings_are_known_by_their_style_names_not_ids() {
+    let style = |id: &str, inner: &str| {
+        format!(r#"<w:style w:type="paragraph" w:styleId="{id}">{inner}</w:style>"#)
+    };
+    let styles = [
+        style("1", r#"<w:name w:val="heading 1"/>"#),
+        style("berschrift2", r#"<w:name w:val="heading 2"/><w:basedOn w:val="1"/>"#),
+        style("Kapitel", r#"<w:name w:val="Kapitel"/><w:basedOn w:val="1"/>"#),
+        style(
+            "Gliederung",
+            r#"<w:name w:val="Gliederung"/><w:pPr><w:outlineLvl w:val="2"/></w:pPr>"#,
+        ),
+        style("Textkorper", r#"<w:name w:val="Body Text"/><w:basedOn w:val="Loop"/>"#),
+        style("Loop", r#"<w:name w:val="Loop"/><w:basedOn w:val="Textkorper"/>"#),
+        r#"<w:style w:type="character" w:styleId="1Zchn"><w:name w:val="heading 1 Char"/></w:style>"#.to_string(),
+    ]
+    .concat();
+    let body = [
+        para(Some("1"), None, "概要"),
+        para(None, None, "本文です。"),
+        para(Some("berschrift2"), None, "Installation"),
+        para(Some("Kapitel"), None, "Ein Kapitel"),
+        para(Some("Gliederung"), None, "Dritte Ebene"),
+        para(Some("Textkorper"), None, "Nur Text."),
+        r#"<w:p><w:pPr><w:outlineLvl w:val="1"/></w:pPr><w:r><w:t>Direct outline</w:t></w:r></w:p>"#
+            .to_string(),
+    ]
+    .concat();
+    let md = convert(Format::Docx, &make_docx_with_styles(&body, Some(&styles))).unwrap();
+    assert_eq!(
+        md,
+        "# 概要\n\n本文です。\n\n## Installation\n\n# Ein Kapitel\n\n### Dritte Ebene\n\nNur Text.\n\n## Direct outline\n"
+    );
+    // Without styles.xml, the English ids still make headings.
+    let md = convert(Format::Docx, &report_docx()).unwrap();
+    assert!(md.starts_with("# Quarterly Report"), "{md}");
+}
+
 #[test]
 fn docx_non_breaking_hyphens_stay_and_soft_hyphens_go() {
     let body = r#"<w:p><w:r><w:t>a long</w:t><w:noBreakHyphen/><w:t>term plan for repli</w:t><w:softHyphen/><w:t>cation</w:t></w:r></w:p>"#;

@@ -76,7 +76,7 @@ fn outline_level(value: &str) -> Option<usize> {
 }
 
 /// The heading level of each paragraph style id that `styles_xml` makes a heading: by its
-/// built-in name (`heading 2` → 2, `Title` → 1), its outline level, or the style it is
+/// built-in name (`heading 2` → 2, `Title` → 0), its outline level, or the style it is
 /// based on.
 fn heading_styles(styles_xml: &[u8]) -> Result<HashMap<String, usize>, ConvertError> {
     let mut reader = Reader::from_reader(styles_xml);
@@ -145,25 +145,37 @@ struct Paragraph {
     list_level: Option<usize>,
 }
 
+/// One block of the converted text, in document order.
+enum Block {
+    /// A heading: its level (0 for the document's `Title`, 1 for `heading 1`…) and text.
+    Heading(usize, String),
+    /// A list item, as Markdown (indented by its level).
+    Item(String),
+    /// A paragraph or a table, as Markdown.
+    Text(String),
+}
+
 impl Paragraph {
-    fn markdown(&self) -> Option<String> {
+    fn block(&self) -> Option<Block> {
         let text = self.text.trim();
         if text.is_empty() {
             return None;
         }
         Some(match (self.heading, self.list_level) {
-            (Some(level), _) => format!("{} {text}", "#".repeat(level)),
-            (None, Some(level)) => format!("{}- {text}", "  ".repeat(level)),
-            (None, None) => text.to_string(),
+            (Some(level), _) => Block::Heading(level, text.to_string()),
+            (None, Some(level)) => Block::Item(format!("{}- {text}", "  ".repeat(level))),
+            // A paragraph that starts like a Markdown block (`# not a heading`) stays text.
+            (None, None) => Block::Text(crate::text::to_markdown(text.as_bytes())),
         })
     }
 }
 
-/// Heading level of a Word paragraph style id (`Heading2` → 2, `Title` → 1).
+/// Heading level of a Word paragraph style id or name without spaces (`Heading2` → 2,
+/// `Title` → 0: the document's title, above every heading).
 fn heading_level(style: &str) -> Option<usize> {
     let lower = style.to_ascii_lowercase();
     if lower == "title" {
-        return Some(1);
+        return Some(0);
     }
     let n = lower
         .strip_prefix("heading")?
@@ -201,7 +213,7 @@ fn table_markdown(rows: &[Vec<String>]) -> String {
 struct Walk {
     /// Heading level of each paragraph style id `styles.xml` makes a heading.
     heading_styles: HashMap<String, usize>,
-    blocks: Vec<String>,
+    blocks: Vec<Block>,
     paragraph: Option<Paragraph>,
     /// Tables: rows of cells; a cell's paragraphs are joined with spaces. Nested tables are
     /// flattened into their cell.
@@ -283,8 +295,8 @@ impl Walk {
                         }
                         cell.push_str(p.text.trim());
                     }
-                } else if let Some(md) = p.markdown() {
-                    self.blocks.push(md);
+                } else if let Some(block) = p.block() {
+                    self.blocks.push(block);
                 }
             }
             b"tbl" => {
@@ -292,7 +304,7 @@ impl Walk {
                 if self.table_depth == 0 {
                     let table = table_markdown(&self.rows);
                     if !table.is_empty() {
-                        self.blocks.push(table);
+                        self.blocks.push(Block::Text(table));
                     }
                     self.rows.clear();
                 }
@@ -349,19 +361,24 @@ pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError
         buf.clear();
     }
     let blocks = walk.blocks;
+    // A document with a Title puts it at `#` and its headings one level below it, so every
+    // section's breadcrumb starts with the title.
+    let below_title = usize::from(blocks.iter().any(|b| matches!(b, Block::Heading(0, _))));
     // Consecutive list items stay together; everything else is a paragraph of its own.
     let mut out = String::new();
     for (i, block) in blocks.iter().enumerate() {
         if i > 0 {
-            let both_items = is_item(&blocks[i - 1]) && is_item(block);
+            let both_items = matches!((&blocks[i - 1], block), (Block::Item(_), Block::Item(_)));
             out.push_str(if both_items { "\n" } else { "\n\n" });
         }
-        out.push_str(block);
+        match block {
+            Block::Heading(level, text) => {
+                let level = (level + below_title).clamp(1, 6);
+                out.push_str(&format!("{} {text}", "#".repeat(level)));
+            }
+            Block::Item(md) | Block::Text(md) => out.push_str(md),
+        }
     }
     out.push('\n');
     Ok(out)
-}
-
-fn is_item(block: &str) -> bool {
-    block.trim_start().starts_with("- ")
 }

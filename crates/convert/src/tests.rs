@@ -172,7 +172,7 @@ fn broken_pdfs_are_errors_not_panics() {
 #[test]
 fn docx_headings_lists_and_tables() {
     let md = convert(Format::Docx, &report_docx()).unwrap();
-    let expected = "# Quarterly Report\n\nIntro & scope of the quarter.\n\n# Findings\n\n- Latency dropped by a third\n  - mostly in the EU region\n- Costs stayed flat\n\n## Budget\n\n| Team | Spend |\n| --- | --- |\n| Platform | 120k |\n| Search \\| Ranking | 80k |\n";
+    let expected = "# Quarterly Report\n\nIntro & scope of the quarter.\n\n## Findings\n\n- Latency dropped by a third\n  - mostly in the EU region\n- Costs stayed flat\n\n### Budget\n\n| Team | Spend |\n| --- | --- |\n| Platform | 120k |\n| Search \\| Ranking | 80k |\n";
     assert_eq!(md, expected);
 }
 
@@ -215,6 +215,17 @@ fn docx_headings_are_known_by_their_style_names_not_ids() {
     // Without styles.xml, the English ids still make headings.
     let md = convert(Format::Docx, &report_docx()).unwrap();
     assert!(md.starts_with("# Quarterly Report"), "{md}");
+}
+
+#[test]
+fn docx_body_text_that_looks_like_markdown_stays_text() {
+    let body = [
+        para(None, None, "# not a heading"),
+        para(None, None, "&gt; not a quote"),
+    ]
+    .concat();
+    let md = convert(Format::Docx, &make_docx(&body)).unwrap();
+    assert_eq!(md, "\\# not a heading\n\n\\> not a quote\n");
 }
 
 #[test]

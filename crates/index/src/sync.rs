@@ -17,9 +17,12 @@ use crate::store::{self, NewChunk, StoredChunk};
 use crate::walk::{FileEntry, walk};
 use crate::{DocumentRecord, Index, LinkRecord, Result};
 
-/// Chunks gathered before the embedder runs: large enough for full batches, small enough
-/// that searches see progress during a first index.
-const BATCH_CHUNKS: usize = 256;
+/// Texts to embed (sections and their pieces) gathered before the embedder runs and the
+/// batch is written: large enough for full embedder slices, small enough that searches and
+/// the progress line see a first index move every few seconds. Counting pieces matters: a
+/// folder of long sections has three or four pieces per section, and a batch counted in
+/// sections alone then embedded for twenty seconds before anything showed.
+const BATCH_TEXTS: usize = 256;
 /// A sync that added, replaced or removed more files than this sweeps the whole vector
 /// cache for unused vectors (~10 ms per 10,000 cached vectors); fewer, only those released.
 const SWEEP_ALL_CHANGES: usize = 16;
@@ -285,14 +288,15 @@ impl Index {
 
     /// Reads and parses one file into `batch` (or records it unchanged, or skipped with the
     /// reason: its old record is then queued in `to_remove`, or dropped at once without one).
-    /// Returns the chunks it added to `batch`.
+    /// Returns the sections it added to `batch`, and the texts they bring to embed (each
+    /// section and each of its pieces).
     fn take_prepared(
         &self,
         run: &mut Run,
         entry: &FileEntry,
         batch: &mut Vec<Prepared>,
         to_remove: Option<&mut Vec<String>>,
-    ) -> Result<usize> {
+    ) -> Result<(usize, usize)> {
         match self.prepare(entry, &run.working) {
             Ok(Outcome::Unchanged(record)) => {
                 let record = *record;
@@ -300,12 +304,13 @@ impl Index {
                     .touch_document(record.id, record.size, record.mtime_ns)?;
                 run.working.put_document(record);
                 run.report.touched += 1;
-                Ok(0)
+                Ok((0, 0))
             }
             Ok(Outcome::Changed(prepared)) => {
                 let chunks = prepared.chunks.len();
+                let texts = chunks + prepared.pieces.iter().map(Vec::len).sum::<usize>();
                 batch.push(*prepared);
-                Ok(chunks)
+                Ok((chunks, texts))
             }
             Err(reason) => {
                 tracing::warn!("skipping {}: {reason}", entry.path);
@@ -316,7 +321,7 @@ impl Index {
                     }
                 }
                 run.report.skipped.push((entry.path.clone(), reason));
-                Ok(0)
+                Ok((0, 0))
             }
         }
     }
@@ -357,21 +362,21 @@ impl Index {
         self.status.sections_done.store(0, Ordering::Relaxed);
 
         let mut batch: Vec<Prepared> = Vec::new();
-        let mut batch_chunks = 0;
+        let mut batch_texts = 0;
         for entry in candidates {
             self.serve_urgent(&mut run)?;
             // A path indexed for a writer meanwhile is already level with the disk.
             if !run.urgent_done.contains(&entry.path) {
-                let sections =
+                let (sections, texts) =
                     self.take_prepared(&mut run, entry, &mut batch, Some(&mut to_remove))?;
-                batch_chunks += sections;
+                batch_texts += texts;
                 self.status
                     .sections_total
                     .fetch_add(sections, Ordering::Relaxed);
             }
-            if batch_chunks >= BATCH_CHUNKS {
+            if batch_texts >= BATCH_TEXTS {
                 self.write_batch(&mut run, std::mem::take(&mut batch), true)?;
-                batch_chunks = 0;
+                batch_texts = 0;
             }
             self.status.files_done.fetch_add(1, Ordering::Relaxed);
         }

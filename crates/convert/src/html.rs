@@ -83,7 +83,7 @@ pub fn to_markdown(bytes: &[u8], limits: &Limits) -> Result<String, ConvertError
             }
         }
     };
-    let body = drop_empty_links(&unescape_periods(body.trim()));
+    let body = unwrap_self_links(&drop_empty_links(&unescape_prose(body.trim())));
     let body = body.trim();
     if body.is_empty() {
         return Err(ConvertError::NoText);
@@ -112,9 +112,42 @@ fn drop_empty_links(md: &str) -> String {
     }
 }
 
-/// dom_smoothie escapes every `.` (`morning\.`); outside code the escape only guards against
-/// a number starting an ordered list, which is harmless here, and it spoils snippets.
-fn unescape_periods(md: &str) -> String {
+/// Headings that are nothing but a link to themselves — mdBook's and Docusaurus's
+/// `## [Setup](#setup)` — keep their words and lose the link, which would otherwise sit in
+/// every breadcrumb below them.
+fn unwrap_self_links(md: &str) -> String {
+    static SELF_LINK: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"(?m)^(#{1,6}) \[(.+)\]\(#[^)\s]*(?:\s+"[^"]*")?\)[ \t]*$"#).ok()
+    });
+    match SELF_LINK.as_ref() {
+        Some(re) => re
+            .replace_all(md, |caps: &regex::Captures| {
+                // A heading holding two links (`[a](#x) and [b](#y)`) is not one self-link.
+                if caps[2].contains("](") {
+                    caps[0].to_string()
+                } else {
+                    format!("{} {}", &caps[1], &caps[2])
+                }
+            })
+            .into_owned(),
+        None => md.to_string(),
+    }
+}
+
+/// dom_smoothie escapes every character Markdown might read as syntax (`morning\\.`,
+/// `\\(see below\\)`, `html\\_root\\_url`, `\\#\\[cfg\\]`, `it works\\!`). Outside code,
+/// most of these guard against nothing in a converted page, and they spoil snippets and
+/// breadcrumbs, so an escape goes wherever the character cannot start syntax:
+/// - `.` `(` `)`: always (a period after a number starting a line at worst makes a list);
+/// - `!` unless a `[` follows (an image);
+/// - `[`, and `]` unless a `(` follows (no link can form; converted pages have no reference
+///   definitions);
+/// - `#` followed by a character that is not a space or `#` (no heading marker);
+/// - `>` after a character that is not a space (no quote marker);
+/// - `_` inside a word (which never emphasises).
+///
+/// Other escapes (`*`, `` ` ``, `<`, `_` at a word's edge) stay.
+fn unescape_prose(md: &str) -> String {
     let mut out = String::with_capacity(md.len());
     let mut in_code = false;
     for line in md.split_inclusive('\n') {
@@ -123,8 +156,39 @@ fn unescape_periods(md: &str) -> String {
         }
         if in_code {
             out.push_str(line);
-        } else {
-            out.push_str(&line.replace("\\.", "."));
+            continue;
+        }
+        let chars: Vec<char> = line.chars().collect();
+        let at = |i: usize| chars.get(i).copied();
+        let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        let spaced = |c: Option<char>| c.is_none_or(char::is_whitespace);
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            let before = i.checked_sub(1).and_then(at);
+            let drop = c == '\\'
+                && match at(i + 1) {
+                    Some('.' | '(' | ')' | '[') => true,
+                    Some('!') => at(i + 2) != Some('['),
+                    Some(']') => at(i + 2) != Some('('),
+                    Some('#') => !spaced(at(i + 2)) && at(i + 2) != Some('#'),
+                    Some('>') => !spaced(before),
+                    Some('_') => word(before) && word(at(i + 2)),
+                    _ => false,
+                };
+            if drop {
+                i += 1;
+                continue;
+            }
+            out.push(c);
+            // A backslash that escapes another keeps it: `\\\\(` is a backslash and `(`.
+            if c == '\\'
+                && let Some(escaped) = at(i + 1)
+            {
+                out.push(escaped);
+                i += 1;
+            }
+            i += 1;
         }
     }
     out
@@ -141,6 +205,39 @@ mod tests {
                 "## Synopsis[\u{f0c1}](#synopsis \"Permalink to this heading\")\nsee [x](y)[](#z)[¶](#a)"
             ),
             "## Synopsis\nsee [x](y)"
+        );
+    }
+
+    #[test]
+    fn self_linked_headings_keep_their_words() {
+        assert_eq!(
+            unwrap_self_links(
+                "## [At the crate level](#at-the-crate-level)\n\ntext [link](#x)\n### [Setup](#setup \"Setup\")\n## [Docs](https://example.com)"
+            ),
+            "## At the crate level\n\ntext [link](#x)\n### Setup\n## [Docs](https://example.com)"
+        );
+        // Brackets inside the heading's words.
+        assert_eq!(
+            unwrap_self_links("## [#[cfg(doc)]: Documenting](#cfgdoc-documenting)"),
+            "## #[cfg(doc)]: Documenting"
+        );
+        let two = "## [a](#x) and [b](#y)";
+        assert_eq!(unwrap_self_links(two), two);
+    }
+
+    #[test]
+    fn prose_escapes_go_but_code_and_word_edges_keep_theirs() {
+        assert_eq!(
+            unescape_prose(
+                "In 2024\\. See \\(below\\) and html\\_root\\_url, not \\_private\\_ or a\\\\(b\n```\nx = a\\.b \\(c\\)\n```\n"
+            ),
+            "In 2024. See (below) and html_root_url, not \\_private\\_ or a\\\\(b\n```\nx = a\\.b \\(c\\)\n```\n"
+        );
+        assert_eq!(
+            unescape_prose(
+                "Try it\\! See \\![img](x) and \\[\\#45040\\]: \\#\\[cfg\\] a\\>b\n\\# heading-like \\> quote \\[x\\](y)\n"
+            ),
+            "Try it! See \\![img](x) and [#45040]: #[cfg] a>b\n\\# heading-like \\> quote [x\\](y)\n"
         );
     }
 

@@ -21,7 +21,8 @@ use std::time::Duration;
 /// 2: PDF words hyphenated across a line end are joined and ligatures spelled out, and a PDF
 /// without an outline gets headings from its type sizes; DOCX headings follow the style
 /// names in `styles.xml`, sit one level under a `Title`, body text that looks like Markdown
-/// is escaped and non-breaking hyphens are kept; soft hyphens are dropped everywhere.
+/// is escaped and non-breaking hyphens are kept; HTML headings that link to themselves keep
+/// only their words and needless escapes go; soft hyphens are dropped everywhere.
 pub const CONVERTER_VERSION: u32 = 2;
 
 /// A format ragdown converts, told by the file extension.

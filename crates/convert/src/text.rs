@@ -1,5 +1,7 @@
-//! Plain text: kept line for line (so a hit's lines are the file's lines), with Markdown's
-//! block markers at line starts escaped so a `# comment` or `- item` reads as text.
+//! Plain text: kept line for line (so a hit's lines are the file's lines), with the Markdown
+//! block markers that would change a section's shape escaped at line starts — headings (a
+//! `# comment` must not cut a section), fences, `---` and `>` — so they read as text. List
+//! markers are left as they are: a `- item` line reads the same as a list item.
 
 pub fn to_markdown(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);

@@ -1,8 +1,8 @@
 //! Turns documents that are not Markdown — PDF, DOCX, HTML, plain text — into Markdown text
 //! that the `markdown` crate chunks like any note: headings where the source has them (Word
-//! heading styles, HTML headings, a PDF's outline or its larger type, and a heading per page), lists and tables
-//! kept as Markdown. The same bytes always give the same text under one
-//! [`CONVERTER_VERSION`], so a hit's line numbers can be read back by converting again.
+//! heading styles, HTML headings, a PDF's outline or its larger type, and a heading per
+//! page), lists and tables kept as Markdown. The same bytes always give the same text under
+//! one [`CONVERTER_VERSION`], so a hit's line numbers can be read back by converting again.
 //!
 //! Pure: takes bytes, returns text or a [`ConvertError`] that says why a file cannot be
 //! indexed. No file I/O. Parsers that can panic or run away (PDF above all) run on their own

@@ -766,9 +766,12 @@ fn content_hash(converted: bool, bytes: &[u8]) -> String {
     }
 }
 
-/// What the hash of a document this converter version converted starts with.
-fn converted_hash_prefix() -> String {
-    format!("c{}:", ragdown_convert::CONVERTER_VERSION)
+/// What the hash of a document this converter version converted starts with; made once,
+/// since every sync asks it of every converted file.
+fn converted_hash_prefix() -> &'static str {
+    static PREFIX: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| format!("c{}:", ragdown_convert::CONVERTER_VERSION));
+    &PREFIX
 }
 
 /// Whether a file on disk may differ from its record (none yet, or another size or
@@ -779,7 +782,7 @@ pub(crate) fn may_have_changed(file: &FileEntry, record: Option<&DocumentRecord>
         d.size != file.size
             || d.mtime_ns != file.mtime_ns
             || (ragdown_convert::Format::from_path(&file.path).is_some()
-                && !d.hash.starts_with(&converted_hash_prefix()))
+                && !d.hash.starts_with(converted_hash_prefix()))
     })
 }
 

@@ -4,7 +4,7 @@
 //! change that makes search or the hook worse on any of them fails here. Each floor is 3 points
 //! under this test's own measurement (a debug build: float sums round differently from release,
 //! which reorders near-ties); off-topic injections may not rise at all. Needs the variables of
-//! `scripts/fetch-test-model.sh`'s env file and `../shared/bench` beside the checkout.
+//! `scripts/fetch-test-model.sh`'s env file; the corpora are the repository's `bench/`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -25,7 +25,7 @@ struct Floors {
 
 fn bench_dir(corpus: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/bench")
+        .join("../../bench")
         .join(corpus)
 }
 

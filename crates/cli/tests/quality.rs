@@ -1,10 +1,12 @@
-//! Retrieval and hook quality on the real model (all-MiniLM-L6-v2 int8), on the three shared
-//! corpora: synth30-dev (tuned on), synth30-val (same generator, another seed) and real-dev
+//! Retrieval and hook quality on two real models — all-MiniLM-L6-v2 (int8) and
+//! all-mpnet-base-v2 (fp32, 5× larger, another scale) — on the repository's corpora
+//! (`bench/`): synth30-dev (tuned on), synth30-val (same generator, another seed) and real-dev
 //! (Synapse's documentation, hand-written questions, near-topic off-topic prompts). Floors, so a
 //! change that makes search or the hook worse on any of them fails here. Each floor is 3 points
 //! under this test's own measurement (a debug build: float sums round differently from release,
-//! which reorders near-ties); off-topic injections may not rise at all. Needs the variables of
-//! `scripts/fetch-test-model.sh`'s env file; the corpora are the repository's `bench/`.
+//! which reorders near-ties); unrelated prompts may never be injected into, and near-topic ones
+//! at most one in eight. Needs the variables of `scripts/fetch-test-model.sh`'s env file, and
+//! for mpnet the model `scripts/fetch-mpnet-model.sh` builds beside it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,8 +21,11 @@ struct Floors {
     recall5: f64,
     /// Share of questions whose answering section the hook injects.
     hook_answer: f64,
-    /// Most off-topic prompts the hook may inject into.
-    hook_off_topic: usize,
+    /// Most near-topic prompts (`"kind": "near"`) the hook may inject into; unrelated ones
+    /// (`far`) never.
+    hook_near: usize,
+    /// Most sections the hook injects per question, on average.
+    hook_sections: f64,
 }
 
 fn bench_dir(corpus: &str) -> PathBuf {
@@ -29,15 +34,21 @@ fn bench_dir(corpus: &str) -> PathBuf {
         .join(corpus)
 }
 
-fn settings() -> EmbedderSettings {
+fn settings(model: &str) -> EmbedderSettings {
     let var = |k: &str| {
         std::env::var(k).unwrap_or_else(|_| {
             panic!("{k} is not set: run `scripts/fetch-test-model.sh .test-model` and source .test-model/env")
         })
     };
+    let models = PathBuf::from(var("RAGDOWN_MODELS"));
+    assert!(
+        models.join(model).join("model.onnx").is_file(),
+        "{model} is not in {}: run scripts/fetch-test-model.sh and scripts/fetch-mpnet-model.sh on .test-model",
+        models.display()
+    );
     EmbedderSettings {
-        name: var("RAGDOWN_EMBEDDER"),
-        models_dir: PathBuf::from(var("RAGDOWN_MODELS")),
+        name: model.into(),
+        models_dir: models,
         threads: 0,
         ort_library: Some(PathBuf::from(var("ORT_DYLIB_PATH"))),
         hub_endpoint: "http://127.0.0.1:9".into(),
@@ -57,14 +68,14 @@ fn lines(path: PathBuf) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn check(corpus: &str, floors: Floors) {
+fn check(model: &str, corpus: &str, floors: Floors) {
     let bench = bench_dir(corpus);
     assert!(
         bench.join("corpus").is_dir(),
         "{} is missing",
         bench.display()
     );
-    let embedder = ragdown_embed::load(&settings(), &Silent).unwrap();
+    let embedder = ragdown_embed::load(&settings(model), &Silent).unwrap();
     let data = tempfile::tempdir().unwrap();
     let index = Arc::new(
         Index::open(
@@ -125,26 +136,30 @@ fn check(corpus: &str, floors: Floors) {
         answered += usize::from(injected.iter().any(|(p, s, e)| answers(p, *s, *e)));
     }
     let off_topic = lines(bench.join("offtopic.jsonl"));
-    let intruded: Vec<&str> = off_topic
-        .iter()
-        .map(|p| p["query"].as_str().unwrap())
-        .filter(|p| !inject(p).is_empty())
-        .collect();
+    let intruded = |kind: &str| -> Vec<&str> {
+        off_topic
+            .iter()
+            .filter(|p| p["kind"].as_str().unwrap_or("far") == kind)
+            .map(|p| p["query"].as_str().unwrap())
+            .filter(|p| !inject(p).is_empty())
+            .collect()
+    };
+    let (far, near) = (intruded("far"), intruded("near"));
+    let near_total = off_topic.iter().filter(|p| p["kind"] == "near").count();
 
     let total = questions.len() as f64;
-    let (t1, r5, hook) = (
+    let (t1, r5, hook, per_prompt) = (
         top1 as f64 / total,
         top5 as f64 / total,
         answered as f64 / total,
+        sections as f64 / total,
     );
     eprintln!(
-        "{corpus}: top-1 {:.1}%, recall@5 {:.1}%; hook injects the answer for {:.1}% at {:.2} sections a prompt, and {} of {} off-topic prompts {intruded:?}",
+        "{model} on {corpus}: top-1 {:.1}%, recall@5 {:.1}%; hook injects the answer for {:.1}% at {per_prompt:.2} sections a prompt; unrelated prompts injected {far:?}, near-topic {} of {near_total} {near:?}",
         t1 * 100.0,
         r5 * 100.0,
         hook * 100.0,
-        sections as f64 / total,
-        intruded.len(),
-        off_topic.len()
+        near.len(),
     );
     assert!(
         t1 >= floors.top1,
@@ -162,25 +177,32 @@ fn check(corpus: &str, floors: Floors) {
         floors.hook_answer
     );
     assert!(
-        intruded.len() <= floors.hook_off_topic,
-        "the hook injected into off-topic prompts: {intruded:?}"
+        far.is_empty(),
+        "the hook injected into unrelated prompts: {far:?}"
     );
     assert!(
-        sections as f64 / total <= 3.0,
-        "more than 3 sections a prompt"
+        near.len() <= floors.hook_near && near.len() * 8 <= near_total.max(8),
+        "the hook injected into near-topic prompts: {near:?}"
+    );
+    assert!(
+        per_prompt <= floors.hook_sections,
+        "{per_prompt:.2} sections a prompt"
     );
 }
 
 #[test]
 fn synth30_dev_stays_above_its_floors() {
     check(
+        "minilm",
         "synth30-dev",
-        // Measured here: top-1 76.2%, recall@5 91.5%, hook 76.9% at 2.96 sections, 0 of 33.
+        // Measured (release): top-1 77.7%, recall@5 92.3%, hook 76.9% at 2.96 sections, none of
+        // the 33 off-topic prompts (25 unrelated, 8 near-topic).
         Floors {
             top1: 0.728,
             recall5: 0.885,
             hook_answer: 0.739,
-            hook_off_topic: 0,
+            hook_near: 0,
+            hook_sections: 3.5,
         },
     );
 }
@@ -188,13 +210,16 @@ fn synth30_dev_stays_above_its_floors() {
 #[test]
 fn synth30_val_stays_above_its_floors() {
     check(
+        "minilm",
         "synth30-val",
-        // Measured here: top-1 73.5%, recall@5 92.3%, hook 76.9% at 2.92 sections, 0 of 33.
+        // Measured (release): top-1 74.6%, recall@5 91.9%, hook 80.0% at 3.08 sections, none of
+        // the 33 off-topic prompts.
         Floors {
             top1: 0.705,
-            recall5: 0.893,
-            hook_answer: 0.739,
-            hook_off_topic: 0,
+            recall5: 0.889,
+            hook_answer: 0.770,
+            hook_near: 0,
+            hook_sections: 3.5,
         },
     );
 }
@@ -202,16 +227,37 @@ fn synth30_val_stays_above_its_floors() {
 #[test]
 fn real_dev_stays_above_its_floors() {
     check(
+        "minilm",
         "real-dev",
-        // Measured here: top-1 66.7%, recall@5 87.3%, hook 73.0% at 2.98 sections, 1 of 30
-        // ("what changed in Matrix room version 11": a near-topic prompt whose every term the
-        // Synapse docs use; "configure federation on a Dendrite homeserver" names a server
-        // they never mention, and the hook stays silent).
+        // Measured (release): top-1 68.3%, recall@5 85.7%, hook 71.4% at 2.87 sections, near-topic
+        // 1 of 15 ("what changed in Matrix room version 11": every term of it is in the
+        // Synapse docs; "configure federation on a Dendrite homeserver" names a server they
+        // never mention, and the hook stays silent).
         Floors {
             top1: 0.637,
-            recall5: 0.843,
-            hook_answer: 0.700,
-            hook_off_topic: 1,
+            recall5: 0.827,
+            hook_answer: 0.684,
+            hook_near: 1,
+            hook_sections: 3.5,
+        },
+    );
+}
+
+/// The larger model, on the corpus ranking was tuned on: every weight and floor reads its
+/// cosines through the calibration measured on the corpus, none fitted to it.
+#[test]
+fn mpnet_synth30_dev_stays_above_its_floors() {
+    check(
+        "mpnet",
+        "synth30-dev",
+        // Measured (release): top-1 75.0%, recall@5 88.1%, hook 78.8% at 3.31 sections, none of
+        // the 33 off-topic prompts.
+        Floors {
+            top1: 0.720,
+            recall5: 0.851,
+            hook_answer: 0.758,
+            hook_near: 0,
+            hook_sections: 3.5,
         },
     );
 }

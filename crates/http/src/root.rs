@@ -233,13 +233,6 @@ impl ContextSource for RootHost {
     fn max_per_document(&self) -> usize {
         self.settings().max_per_document
     }
-    fn background(&self) -> Option<f32> {
-        // The highest of the folders' backgrounds: the strictest reading of closeness.
-        self.mcp_folders()
-            .iter()
-            .filter_map(|folder| folder.engine.background())
-            .reduce(f32::max)
-    }
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
         // The hook's block names each hit's folder in its path; its session memory needs ids
         // unique across folders.

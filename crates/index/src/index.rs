@@ -77,6 +77,9 @@ pub struct Index {
     /// The pgvector HNSW index searches take their dense pool from, when the settings ask
     /// for one (`store::DensePool::Pgvector`); the snapshot then holds no vectors.
     pub(crate) vector_index: Option<store::VectorIndex>,
+    /// A value an upper crate derives from this index and keeps with it (the search crate's
+    /// calibration of the model on this corpus): the index only holds it, never reads it.
+    pub(crate) derived: RwLock<Option<Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 /// The meta values an index must carry to be read with `embedder`; any difference rebuilds.
@@ -363,7 +366,42 @@ impl Index {
             follower: AtomicBool::new(false),
             database_unreachable: AtomicBool::new(false),
             loaded_generation: AtomicU64::new(generation),
+            derived: RwLock::new(None),
         })
+    }
+
+    /// The value kept with [`Index::set_derived`], when it is a `T`.
+    pub fn derived<T: std::any::Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let held = match self.derived.read() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }?;
+        held.downcast::<T>().ok()
+    }
+
+    /// Keeps `value` with this index, in memory, for [`Index::derived`].
+    pub fn set_derived<T: std::any::Any + Send + Sync>(&self, value: Arc<T>) {
+        let mut slot = match self.derived.write() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *slot = Some(value);
+    }
+
+    /// A value an upper crate saved in the records' meta table under `key` (prefixed
+    /// `derived.`, so it can never be one of the values that decide a rebuild).
+    pub fn saved_value(&self, key: &str) -> Result<Option<String>> {
+        self.store()?.meta(&format!("derived.{key}"))
+    }
+
+    /// Saves `value` under `key` beside the records; a process that does not write the
+    /// index (a reader or follower) keeps nothing and says so with `false`.
+    pub fn save_value(&self, key: &str, value: &str) -> Result<bool> {
+        if !self.is_writable() || self.is_follower() {
+            return Ok(false);
+        }
+        self.store()?.set_meta(&format!("derived.{key}"), value)?;
+        Ok(true)
     }
 
     /// What the snapshot holds: every section, or (a one-shot sync) documents only.

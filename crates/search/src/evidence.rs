@@ -4,75 +4,16 @@
 //! the documents never mention ("Keycloak", "Dendrite") keeps a low coverage however close
 //! its embedding lands to the corpus's topic.
 //!
-//! The dense side is put on a scale of its own too: [`background`] is how close prompts about
-//! nothing in particular (cooking, weather, sport) come to this corpus under this model, so a
-//! hit's cosine can be read as its distance above that floor, whatever the model's range.
+//! The dense side is put on a scale of its own by [`crate::calibration`].
 //!
 //! Reads the index's term statistics and vectors; ranks nothing and decides nothing (the
 //! hook's gate does).
 
 use std::collections::HashSet;
-use std::sync::Mutex;
 
-use ragdown_embed::TextKind;
 use ragdown_index::{Index, TermFrequencies};
 
 use crate::SearchError;
-
-/// Everyday prompts that no knowledge base of documentation answers: their best cosines
-/// against a corpus are its background. Varied in topic and form so no one of them decides.
-pub const BACKGROUND_PROMPTS: [&str; 24] = [
-    "what should I cook for dinner tonight with chicken and rice",
-    "is it going to snow in the mountains tomorrow",
-    "who scored the winning goal in last night's football match",
-    "how do I get rid of aphids on my roses",
-    "recommend a good mystery novel for a long flight",
-    "what are some fun things to do with kids on a rainy day",
-    "how long should I let bread dough rise",
-    "tips for sleeping better when travelling across time zones",
-    "what is the tallest mountain in Africa",
-    "how do I teach my dog to stop pulling on the leash",
-    "write a short poem about the sea at night",
-    "best way to clean a cast iron pan",
-    "how many players are on a basketball team",
-    "what year did the first person walk on the moon",
-    "ideas for a surprise anniversary gift",
-    "how do I knit a simple scarf for beginners",
-    "why is the sky blue during the day and red at sunset",
-    "suggest a weekly workout plan for running a first marathon",
-    "how to repot a houseplant without killing it",
-    "what is a good name for a grey kitten",
-    "how do I make cold brew coffee at home",
-    "explain how bees make honey",
-    "which wine goes well with grilled salmon",
-    "how to fold a paper airplane that flies far",
-];
-
-/// The background of `index` under its embedder: the mean of the background prompts' best
-/// cosines over every section. `None` when the model is not loaded or the index is empty.
-pub fn background(index: &Index) -> Result<Option<f32>, SearchError> {
-    let embedder = index.embedder();
-    let snap = index.snapshot();
-    if embedder.unavailable().is_some() || embedder.loading() || snap.chunk_count() == 0 {
-        return Ok(None);
-    }
-    let vectors = embedder.embed(&BACKGROUND_PROMPTS, TextKind::Query)?;
-    let mut sum = 0.0;
-    for query in &vectors {
-        sum += match crate::vectors::SectionVectors::new(index, &snap).pool() {
-            // Without the snapshot's vectors the pgvector index answers (its best cosine).
-            Some(records) => records
-                .nearest(query, 1, ragdown_index::store::Allowed::All)?
-                .first()
-                .map_or(0.0, |(_, cosine)| *cosine),
-            None => snap
-                .chunks()
-                .map(|(_, v)| v.dot(query))
-                .fold(f32::MIN, f32::max),
-        };
-    }
-    Ok(Some(sum / vectors.len().max(1) as f32))
-}
 
 /// The BM25 inverse document frequency of a term held by `chunks` of `total` chunks.
 fn idf(chunks: u64, total: u64) -> f32 {
@@ -202,30 +143,6 @@ pub fn foreign_names(
         }
     }
     Ok(foreign)
-}
-
-/// One index's background, measured again when its section count has moved by more than a
-/// tenth since (an edit does not change it; a folder that doubled does).
-#[derive(Default)]
-pub struct BackgroundCache(Mutex<Option<(usize, f32)>>);
-
-impl BackgroundCache {
-    pub fn get(&self, index: &Index) -> Option<f32> {
-        let sections = index.snapshot().chunk_count();
-        let mut cached = match self.0.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some((measured_at, value)) = *cached
-            && measured_at.abs_diff(sections) * 10 <= measured_at
-        {
-            return Some(value);
-        }
-        // A failed measurement is tried again on the next call, never cached.
-        let value = background(index).ok().flatten()?;
-        *cached = Some((sections, value));
-        Some(value)
-    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ragdown_embed::int8::{Int8Vector, ScanQuery};
 use ragdown_index::{Index, Snapshot};
 
+use crate::calibration::Calibration;
 use crate::vectors::{SectionVectors, allowed_for_pool};
 use crate::{
     Hit, IDENTIFIER_BM25_WEIGHT, LINKED_SECTIONS, MAX_NAMED_DOCUMENTS, Mode, PIECE_WEIGHT,
@@ -398,9 +399,22 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     let mut ranked: Vec<(i64, Candidate)> = candidates.into_iter().collect();
     ranked.sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
     let terms = evidence::QueryTerms::read(index, query);
+    let calibration = if keyword_only {
+        None
+    } else {
+        Calibration::of(index)
+    };
     if mode == Mode::Hybrid && !keyword_only {
         let closeness_vector = rest_vector.as_deref().unwrap_or(&query_vector);
-        rerank(index, &vectors, &terms, closeness_vector, &mut ranked);
+        let scale = calibration.as_ref().map_or(1.0, |c| c.scale());
+        rerank(
+            index,
+            &vectors,
+            &terms,
+            closeness_vector,
+            scale,
+            &mut ranked,
+        );
     }
     let mut per_document: HashMap<i64, usize> = HashMap::new();
     let mut hits: Vec<Hit> = Vec::with_capacity(opts.limit);
@@ -430,6 +444,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             similarity: c.similarity,
             score: c.score,
             coverage: 0.0,
+            rise: None,
             sources: c.sources,
         });
     }
@@ -445,6 +460,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             hit.text
         ));
         hit.coverage = terms.coverage(&held);
+        hit.rise = calibration.as_ref().map(|c| c.rise(hit.similarity));
     }
     Ok(hits)
 }
@@ -456,11 +472,14 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
 /// Fusion keeps the rank order of each retriever but drops how far apart the scores are: a
 /// section far closer than the next, or holding every rare term of the query, is worth more
 /// than one rank share. The fused score, normalised by the best one, stays the main term.
+/// Closeness is measured in `scale`s, the distance from unrelated prompts to answers on this
+/// corpus under this model ([`Calibration::scale`]), so its weight means the same with any model.
 fn rerank(
     index: &Index,
     vectors: &SectionVectors,
     terms: &evidence::QueryTerms,
     closeness_vector: &[f32],
+    scale: f32,
     ranked: &mut [(i64, Candidate)],
 ) {
     let depth = RERANK_DEPTH.min(ranked.len());
@@ -483,9 +502,9 @@ fn rerank(
     let best_closeness = features.iter().map(|f| f.1).fold(f32::MIN, f32::max);
     for ((_, c), (fused, closeness, coverage)) in ranked[..depth].iter_mut().zip(features) {
         let closeness = if closeness == f32::MIN {
-            -1.0
+            -1.0 / scale
         } else {
-            closeness - best_closeness
+            (closeness - best_closeness) / scale
         };
         c.score =
             top * (fused + RERANK_CLOSENESS_WEIGHT * closeness + RERANK_COVERAGE_WEIGHT * coverage);
@@ -564,6 +583,7 @@ fn follow_links(
                             similarity,
                             score: hit.score,
                             coverage: 0.0,
+                            rise: None,
                             sources: vec![Source::Link],
                         });
                     }

@@ -8,6 +8,7 @@
 //! Reads the index; never writes it, never waits for a sync, knows nothing of MCP or output
 //! formats: it returns [`Hit`]s and the caller formats them.
 
+pub mod calibration;
 pub mod evidence;
 mod hybrid;
 pub mod named;
@@ -53,10 +54,16 @@ pub const PIECE_WEIGHT: f32 = 0.9;
 /// 30 score the same; fewer cost less.
 pub const RERANK_DEPTH: usize = 20;
 /// Weight of a candidate's closeness below the best candidate's, in shares of the best fused
-/// score. Swept on synth30-dev (with coverage at 0.2): 0 → 74.2% top-1, 0.5 → 77.7%,
-/// 0.7 and 1 → 77.3%, 2 → 76.9%. Measured with the full query's cosine even when it names a
-/// document, it lost 7 points (the other runbooks' sections of the same name win).
-pub const RERANK_CLOSENESS_WEIGHT: f32 = 1.0;
+/// score per unit of rise (the distance from unrelated prompts' cosine to answers' on this
+/// corpus under this model, [`calibration::Calibration::scale`]). First swept in MiniLM's
+/// cosines on synth30-dev (with coverage at 0.2): 0 → 74.2% top-1, 0.5 → 77.7%, 0.7 and 1 →
+/// 77.3%, 2 → 76.9%, and 1.0 kept; MiniLM's rise unit is ~0.4 of a cosine, and 0.4 here gives
+/// exactly its figures (top-1 77.7 / 74.6 / 68.3 on dev / val / real-dev). Swept again in rise
+/// units (dev / val / real-dev top-1): MiniLM 0.3 → 77.7 / 74.6 / 68.3, 0.5 → 77.3 / 74.6 / 68.3,
+/// 0.7 → 76.5 / 72.3 / 71.4; mpnet 0.4 → 75.0 / 73.8, 0.7 → 73.1 / 73.1, 1.0 → 71.2 / 69.2.
+/// Measured with the full query's cosine even when it names a document, it lost 7 points
+/// (the other runbooks' sections of the same name win).
+pub const RERANK_CLOSENESS_WEIGHT: f32 = 0.4;
 /// Weight of a candidate's lexical coverage of the query. Swept on synth30-dev (closeness at
 /// 1): 0 → 77.3% top-1 / 92.3% recall@5, 0.1 and 0.2 → 77.3 / 92.3, 0.3 → 77.3 / 92.7.
 /// A heading-only coverage (0.1–0.4) and a document's share of the pool (0.2–1) lost 0.4–5
@@ -153,6 +160,10 @@ pub struct Hit {
     /// Share (0–1) of the query's term weight this section holds ([`evidence`]): lexical
     /// evidence on no embedder's scale.
     pub coverage: f32,
+    /// The cosine's rise on this index's calibration ([`calibration::Calibration::rise`]): 0
+    /// where unrelated prompts land, 1 where a query made from a section lands against it.
+    /// `None` without a model (keyword-only hits) or before the index can be calibrated.
+    pub rise: Option<f32>,
     pub sources: Vec<Source>,
 }
 

@@ -395,9 +395,16 @@ fn a_pgvector_pool_gives_the_hits_the_in_memory_scan_gives() {
             "{query}:\n{from_pool:?}\n{from_memory:?}"
         );
     }
-    // The hook's background reads the pool too.
-    let background = |index: &Index| evidence::background(index).unwrap().unwrap();
-    assert!((background(&memory) - background(&pgvector)).abs() < 0.01);
+    // The calibration reads the pool too: the same levels either way.
+    let measured = |index: &Index| {
+        crate::calibration::Calibration::measure(index)
+            .unwrap()
+            .unwrap()
+    };
+    let (from_memory, from_pool) = (measured(&memory), measured(&pgvector));
+    assert!((from_memory.background - from_pool.background).abs() < 0.01);
+    assert!((from_memory.answer - from_pool.answer).abs() < 0.01);
+    assert_eq!(from_memory.probes, from_pool.probes);
 }
 
 #[test]

@@ -412,6 +412,7 @@ mod tests {
             similarity: 0.748_9,
             score: 0.031_25,
             coverage: 0.5,
+            rise: None,
             sources: vec![],
         }
     }

@@ -36,9 +36,6 @@ pub struct Engine {
     /// The subfolder this engine is narrowed to (`/mcp/<folder>/<sub…>`), folder-relative;
     /// empty for the whole folder. Paths in and out are relative to it.
     pub scope: String,
-    /// How close unrelated prompts come to this folder under its model (the hook's dense
-    /// evidence is read above it); shared by the narrowed views of one folder.
-    pub background: Arc<ragdown_search::evidence::BackgroundCache>,
 }
 
 impl Engine {
@@ -57,7 +54,6 @@ impl Engine {
             folder_config: None,
             query_log: None,
             scope: String::new(),
-            background: Arc::default(),
         }
     }
 
@@ -73,7 +69,6 @@ impl Engine {
             folder_config: self.folder_config.clone(),
             query_log: self.query_log.clone(),
             scope: scope.trim_matches('/').to_string(),
-            background: self.background.clone(),
         }
     }
 

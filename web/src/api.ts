@@ -61,6 +61,41 @@ export async function fileUrl(path: string): Promise<string> {
   return URL.createObjectURL(await response.blob());
 }
 
+/// File types a browser shows without running anything in them: opened in a tab.
+const VIEWABLE = [
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "image/bmp",
+  "application/pdf",
+  "text/plain",
+];
+
+/// Opens a file a document links to. A blob is a document of this app's origin, so one that
+/// could run script — SVG, HTML, XML, anything not known to be inert — would read the token:
+/// such files are saved (as bytes with no type a browser renders), never shown.
+export async function openFile(path: string): Promise<void> {
+  const response = await request("GET", `/api/file?path=${encodeURIComponent(path)}`);
+  const blob = await response.blob();
+  const type = blob.type.split(";")[0].trim().toLowerCase();
+  if (VIEWABLE.includes(type)) {
+    const url = URL.createObjectURL(blob);
+    open(url, "_blank", "noopener");
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    return;
+  }
+  const url = URL.createObjectURL(new Blob([blob], { type: "application/octet-stream" }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = path.split("/").pop() || "file";
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 export const q = encodeURIComponent;
 
 const STATUS_EVENT = "ragdown:status";

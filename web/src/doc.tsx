@@ -3,7 +3,7 @@
 // documents loaded, in-app links followed without a page load, the section a hit or a
 // `#heading` names scrolled to and highlighted, and the backlinks under it.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { fileUrl, get, q, type Backlinks, type Rendered } from "./api";
+import { fileUrl, get, openFile, q, type Backlinks, type Rendered } from "./api";
 import { EditPanel } from "./edit";
 import { DeleteDocument, MoveDocument } from "./manage";
 import { docUrl, Link, navigate } from "./router";
@@ -81,7 +81,7 @@ export function DocumentView(props: { path: string; anchor?: string; readOnly: b
     const file = a.dataset.file;
     if (file) {
       e.preventDefault();
-      fileUrl(file).then((url) => open(url, "_blank", "noopener"));
+      void openFile(file);
       return;
     }
     const href = a.getAttribute("href") ?? "";

@@ -172,6 +172,22 @@ fn return_freed_memory() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn return_freed_memory() {}
 
+/// A command that prints and exits ends quietly when its reader goes away (`ragdown query …
+/// | head -c 1`), as other Unix tools do, instead of panicking on the broken pipe: the
+/// default action of SIGPIPE, which Rust's runtime ignores, is put back. Servers keep it
+/// ignored, so a client that hangs up is an error on its connection, not the end of them.
+#[cfg(unix)]
+fn quiet_on_closed_pipe() {
+    // SAFETY: `signal` with SIG_DFL only sets the disposition of SIGPIPE; it is called from
+    // the main thread before the command runs, and needs nothing else to hold.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn quiet_on_closed_pipe() {}
+
 fn main() {
     return_freed_memory();
     tracing_subscriber::fmt()
@@ -202,6 +218,9 @@ fn run(cli: Cli) -> Result<()> {
             | Command::BenchSystem(_)
             | Command::Eval(_)
     );
+    if !matches!(cli.command, Command::Stdio | Command::Serve) {
+        quiet_on_closed_pipe();
+    }
     match cli.command {
         Command::Index { dir } => commands::index(&settings, &dir),
         Command::Query {

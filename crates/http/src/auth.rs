@@ -29,6 +29,11 @@ pub fn authorized(expected: &[u8; 32], header: Option<&str>) -> bool {
     scheme.eq_ignore_ascii_case("bearer") && same(expected, &digest(token.trim()))
 }
 
+/// The answer to a request without the token.
+pub fn unauthorized() -> ApiError {
+    ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized")
+}
+
 pub async fn require_token(
     State(state): State<AppState>,
     request: Request,
@@ -40,7 +45,7 @@ pub async fn require_token(
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
         if !authorized(expected, header) {
-            return Err(ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized"));
+            return Err(unauthorized());
         }
     }
     Ok(next.run(request).await)

@@ -165,7 +165,9 @@ impl Folders {
         self.data_dir.folder(name)
     }
 
-    /// The folder directories on disk now: real directories with indexable names, sorted.
+    /// The folder directories on disk now: real directories whose names are folder names by
+    /// the rule the API creates them under ([`valid_new_name`]), sorted. A directory named
+    /// otherwise (`<svg onload=…>` made on disk) is not served; its name is logged once.
     pub fn scan(&self) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(&self.docs_dir) else {
             return Vec::new();
@@ -175,6 +177,19 @@ impl Folders {
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| e.file_name().to_str().map(str::to_string))
             .filter(|n| !is_skipped_name(n))
+            .filter(|n| {
+                let valid = valid_new_name(n).is_ok();
+                if !valid
+                    && let Ok(mut failed) = self.failed.lock()
+                    && failed.insert(format!("name:{n}"))
+                {
+                    tracing::warn!(
+                        "the directory {n:?} in {} is not served as a folder: rename it to up to 64 letters, digits, spaces, '_', '.' or '-', starting with a letter, digit or '_'",
+                        self.docs_dir.display()
+                    );
+                }
+                valid
+            })
             .collect();
         names.sort();
         names
@@ -357,7 +372,7 @@ impl Folders {
     pub fn delete(&self, name: &str) -> Result<(), ToolError> {
         let dir = self.docs_dir.join(name);
         let is_folder = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
-        if is_skipped_name(name) || !is_folder {
+        if is_skipped_name(name) || valid_new_name(name).is_err() || !is_folder {
             return Err(ToolError::not_found(format!("no folder named {name}")));
         }
         let mut open = self.open.lock().map_err(|_| poisoned())?;

@@ -12,8 +12,15 @@
 //!   preflight this server never grants.
 //! - A body must arrive whole within `HTTP_BODY_TIMEOUT_MS`, so a client trickling bytes
 //!   cannot hold a connection and a handler forever.
+//! - A body is read only from a client that shows the token (when one is set): every route
+//!   that takes a body needs it, so a body without it is left unread, the route answers 401
+//!   on the headers alone, and no one without the token can make the server hold bytes.
+//! - All bodies being read at once hold at most [`BODIES_IN_FLIGHT`] bytes together; a body
+//!   that would go past it is refused 503 with `Retry-After` before it is read.
+//! - Every `/api` and `/mcp` answer says `Cache-Control: no-store`: document text must not
+//!   stay in the browser's cache after Sign out.
 //!
-//! This module decides and refuses; it knows nothing of folders, tokens or tools.
+//! This module decides and refuses; it knows nothing of folders or tools.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -25,6 +32,20 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::{ApiError, AppState};
+
+/// The most bytes of request bodies held at once, all connections together: four uploads of
+/// the largest size. Each body holds its announced length (a chunked one, the largest upload)
+/// from before it is read until its answer is sent.
+pub const BODIES_IN_FLIGHT: usize = 4 * crate::api::MAX_UPLOAD;
+
+/// The semaphore behind [`BODIES_IN_FLIGHT`], in KiB permits.
+pub struct BodyBudget(tokio::sync::Semaphore);
+
+impl Default for BodyBudget {
+    fn default() -> Self {
+        Self(tokio::sync::Semaphore::new(BODIES_IN_FLIGHT / 1024))
+    }
+}
 
 /// The cross-site policy: names beyond IP addresses and `localhost`, and foreign origins.
 #[derive(Debug, Clone, Default)]
@@ -153,11 +174,56 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
         )
         .into_response();
     }
+    let mut held = None;
+    let mut request = request;
+    let authorized = state.token_digest.as_ref().is_none_or(|expected| {
+        crate::auth::authorized(
+            expected,
+            header_str(request.headers(), header::AUTHORIZATION),
+        )
+    });
+    if has_body(request.headers()) && !authorized {
+        // Every route that reads a body needs the token (and answers 401 without it); the
+        // open ones (status, the app's pages) read none. So a body without the token is
+        // never read: it is left on the connection, which closes after the answer.
+        let (parts, _unread) = request.into_parts();
+        request = Request::from_parts(parts, Body::empty());
+    } else if has_body(request.headers()) {
+        let announced = header_str(request.headers(), header::CONTENT_LENGTH)
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .unwrap_or(crate::api::MAX_UPLOAD);
+        if announced > crate::api::MAX_UPLOAD {
+            return too_large();
+        }
+        let kib = u32::try_from(announced.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+        match state.bodies.0.try_acquire_many(kib) {
+            Ok(permit) => held = Some(permit),
+            Err(_) => {
+                let mut busy = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the server is reading as many request bodies as it holds at once: try again in a moment",
+                )
+                .into_response();
+                busy.headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return busy;
+            }
+        }
+    }
+    let path = request.uri().path().to_string();
     let request = match whole_body(request, state.config.body_timeout).await {
         Ok(r) => r,
         Err(refusal) => return refusal,
     };
-    next.run(request).await
+    let mut response = next.run(request).await;
+    drop(held);
+    if path.starts_with("/api") || path.starts_with("/mcp") {
+        response.headers_mut().insert(
+            header::CACHE_CONTROL,
+            header::HeaderValue::from_static("no-store"),
+        );
+    }
+    response
 }
 
 /// Whether a request announces a body (a length over 0, or chunks).

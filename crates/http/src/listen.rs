@@ -8,16 +8,21 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{AppState, router};
 
+/// How long a new connection may take to send its first request's headers.
+pub const FIRST_HEADERS: Duration = Duration::from_secs(10);
+
 /// Serves until `state.shutdown` is cancelled or SIGTERM/SIGINT arrives; in-flight requests
 /// finish first (for up to 30 s), then every folder is closed (its index consistent: writes are
 /// transactional). An idle keep-alive connection is closed after `HTTP_KEEP_ALIVE_TIMEOUT_MS`
 /// without a new request (hyper's header-read timeout starts when the connection goes idle).
 ///
-/// At most `max_connections` stay open: a new connection past the cap asks the oldest open one
-/// to close (at once when it is idle, after its answer when a request is running), so a flood
-/// of idle connections cannot lock out new clients or run the process out of descriptors; a
-/// few connections past the cap in which requests are still running are answered 503 and
-/// closed.
+/// At most `max_connections` stay open: a new connection past the cap closes the oldest one
+/// that is not answering a request — idle, or still sending its headers — at once, and only
+/// when every open connection is answering asks the oldest to close after its answer. So a
+/// flood of idle or slow-header connections cannot lock out a client that sends a whole
+/// request, nor run the process out of descriptors; a few connections past the cap while all
+/// are answering get a 503. A connection must also send its first request's headers within
+/// [`FIRST_HEADERS`]: one that opens and trickles is closed long before the keep-alive timeout.
 pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let shutdown = state.shutdown.clone();
@@ -75,7 +80,7 @@ pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::i
                     }
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
-                let Some((id, close)) = admitted else {
+                let Some((id, close, state_of)) = admitted else {
                     if !warned {
                         tracing::warn!(
                             "[http] {cap} connections are open (RAGDOWN_MAX_CONNECTIONS): refusing new ones until some close"
@@ -86,17 +91,31 @@ pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> std::i
                     continue;
                 };
                 warned = false;
-                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                let service = connections::Tracked {
+                    app: app.clone(),
+                    state: state_of.clone(),
+                };
                 let connection = http1.serve_connection(TokioIo::new(stream), service);
                 let open = open.clone();
                 tracker.spawn(async move {
                     let mut connection = std::pin::pin!(connection);
+                    let first_headers = async {
+                        tokio::time::sleep(FIRST_HEADERS).await;
+                        if state_of.requests() > 0 {
+                            std::future::pending::<()>().await;
+                        }
+                    };
                     tokio::select! {
                         _ = connection.as_mut() => {}
+                        // Never sent a whole request: dropped.
+                        _ = first_headers => {}
                         _ = close.cancelled() => {
-                            // Idle: closes now; answering: closes after the answer.
-                            connection.as_mut().graceful_shutdown();
-                            let _ = connection.await;
+                            // Answering: closes after the answer. Idle or still sending its
+                            // headers: dropped now.
+                            if state_of.answering() {
+                                connection.as_mut().graceful_shutdown();
+                                let _ = connection.await;
+                            }
                         }
                     }
                     if let Ok(mut o) = open.lock() {
@@ -125,45 +144,108 @@ mod connections {
     //! The open connections, oldest first, each with the signal that asks it to close.
 
     use std::collections::VecDeque;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
 
     use tokio::io::AsyncWriteExt;
     use tokio_util::sync::CancellationToken;
+
+    /// What one connection is doing: requests begun and answered so far.
+    #[derive(Default)]
+    pub struct ConnectionState {
+        begun: AtomicU64,
+        answered: AtomicU64,
+    }
+
+    impl ConnectionState {
+        /// Requests whose headers arrived whole.
+        pub fn requests(&self) -> u64 {
+            self.begun.load(Ordering::Acquire)
+        }
+        /// Whether a request is being answered now (not idle, not still sending headers).
+        pub fn answering(&self) -> bool {
+            self.begun.load(Ordering::Acquire) > self.answered.load(Ordering::Acquire)
+        }
+    }
+
+    /// The router as one connection's service, keeping its [`ConnectionState`].
+    #[derive(Clone)]
+    pub struct Tracked {
+        pub app: axum::Router,
+        pub state: Arc<ConnectionState>,
+    }
+
+    impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Tracked {
+        type Response = axum::response::Response;
+        type Error = std::convert::Infallible;
+        type Future = std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>,
+        >;
+
+        fn call(&self, request: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+            let state = self.state.clone();
+            state.begun.fetch_add(1, Ordering::AcqRel);
+            let mut app = self.app.clone();
+            Box::pin(async move {
+                let answer =
+                    tower_service::Service::call(&mut app, request.map(axum::body::Body::new))
+                        .await;
+                state.answered.fetch_add(1, Ordering::AcqRel);
+                answer
+            })
+        }
+    }
+
+    /// One open connection: its id, its close signal and its state.
+    type Entry = (u64, CancellationToken, Arc<ConnectionState>);
 
     #[derive(Default)]
     pub struct Open {
         next_id: u64,
         /// Not yet asked to close, oldest first.
-        serving: VecDeque<(u64, CancellationToken)>,
+        serving: VecDeque<Entry>,
         /// Asked to close, still finishing an answer.
         closing: usize,
     }
 
     impl Open {
-        /// Admits a new connection (its id and close signal), first asking the oldest to close
-        /// when `cap` are open; `None` when even those asked are still busy past `overflow`.
+        /// Admits a new connection (its id, close signal and state). When `cap` are open it
+        /// first closes the oldest connection that is not answering (it is dropped at once),
+        /// or, when all are, asks the oldest to close after its answer; `None` when those
+        /// asked are still answering past `overflow`.
         pub fn admit(
             &mut self,
             cap: usize,
             overflow: usize,
             all: &CancellationToken,
-        ) -> Option<(u64, CancellationToken)> {
+        ) -> Option<Entry> {
             if self.serving.len() + self.closing >= cap {
+                // Closing connections still hold their descriptors until their tasks end.
                 if self.closing >= overflow {
                     return None;
                 }
-                if let Some((_, oldest)) = self.serving.pop_front() {
-                    oldest.cancel();
+                // The oldest that is not answering (dropped at once), else the oldest (closed
+                // after its answer).
+                let at = self
+                    .serving
+                    .iter()
+                    .position(|(_, _, s)| !s.answering())
+                    .unwrap_or(0);
+                if let Some((_, token, _)) = self.serving.remove(at) {
+                    token.cancel();
                     self.closing += 1;
                 }
             }
             self.next_id += 1;
             let close = all.child_token();
-            self.serving.push_back((self.next_id, close.clone()));
-            Some((self.next_id, close))
+            let state = Arc::new(ConnectionState::default());
+            self.serving
+                .push_back((self.next_id, close.clone(), state.clone()));
+            Some((self.next_id, close, state))
         }
 
         pub fn closed(&mut self, id: u64) {
-            match self.serving.iter().position(|(i, _)| *i == id) {
+            match self.serving.iter().position(|(i, _, _)| *i == id) {
                 Some(at) => {
                     self.serving.remove(at);
                 }
@@ -190,24 +272,38 @@ mod connections {
     mod tests {
         use super::*;
 
+        fn answering(state: &ConnectionState) {
+            state.begun.fetch_add(1, Ordering::AcqRel);
+        }
+
         #[test]
-        fn the_oldest_is_asked_to_close_past_the_cap() {
+        fn past_the_cap_a_quiet_connection_goes_first() {
             let all = CancellationToken::new();
             let mut open = Open::default();
-            let first = open.admit(2, 1, &all).unwrap();
-            let second = open.admit(2, 1, &all).unwrap();
-            assert!(!first.1.is_cancelled());
-            let third = open.admit(2, 1, &all).unwrap();
-            assert!(first.1.is_cancelled(), "the oldest is asked to close");
-            assert!(!second.1.is_cancelled() && !third.1.is_cancelled());
-            // The first is still answering: one past the cap is all the overflow allows.
-            assert!(open.admit(2, 1, &all).is_none());
-            open.closed(first.0);
-            let fourth = open.admit(2, 1, &all).unwrap();
-            assert!(second.1.is_cancelled());
+            let first = open.admit(3, 1, &all).unwrap();
+            let second = open.admit(3, 1, &all).unwrap();
+            let third = open.admit(3, 1, &all).unwrap();
+            // The first answers a request; the second is still sending its headers.
+            answering(&first.2);
+            let fourth = open.admit(3, 1, &all).unwrap();
+            assert!(!first.1.is_cancelled(), "an answering connection is kept");
+            assert!(second.1.is_cancelled(), "the oldest quiet one is closed");
+            assert!(!third.1.is_cancelled() && !fourth.1.is_cancelled());
             open.closed(second.0);
-            open.closed(third.0);
-            open.closed(fourth.0);
+            // Everyone answers: the oldest is asked to close after its answer, and one past
+            // the cap is all the overflow allows.
+            answering(&third.2);
+            answering(&fourth.2);
+            let fifth = open.admit(3, 1, &all).unwrap();
+            assert!(first.1.is_cancelled());
+            answering(&fifth.2);
+            assert!(open.admit(3, 1, &all).is_none());
+            open.closed(first.0);
+            let sixth = open.admit(3, 1, &all).unwrap();
+            assert!(third.1.is_cancelled());
+            for id in [third.0, fourth.0, fifth.0, sixth.0] {
+                open.closed(id);
+            }
             assert_eq!(open.serving.len() + open.closing, 0);
             all.cancel();
             assert!(open.admit(2, 1, &all).unwrap().1.is_cancelled());

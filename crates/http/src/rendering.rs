@@ -3,10 +3,17 @@
 //! `ragdown-render`, its links resolved by the folder's index (the same resolver search, backlinks
 //! and moves use), its headings with the line ranges hits cite, its frontmatter as properties.
 //!
-//! Owns only the adaptation: which document or file a link names, seen from the document. It
-//! never builds HTML itself (that is `ragdown-render`, which also sanitises).
+//! Owns only the adaptation: which document or file a link names, seen from the document, and
+//! keeping what was rendered: a document is rendered once per version of its bytes and of the
+//! folder's documents ([`RenderCache`]), and a render that takes longer than
+//! [`RENDER_DEADLINE`] is answered with a 503 rather than holding the page. It never builds
+//! HTML itself (that is `ragdown-render`, which also sanitises and bounds its own work).
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Response};
@@ -22,7 +29,48 @@ use axum::body::Bytes;
 use crate::api::{
     blocking, body_object, open_document, required, required_field, split_path, with_folder,
 };
-use crate::{ApiResult, AppState, Folder};
+use crate::{ApiError, ApiResult, AppState, Folder};
+
+/// The longest a page waits for a document to render. Rendering is linear in the document's
+/// size (nesting is capped), so only a document near the size limit on a loaded machine
+/// comes close; the work finishes on its thread and is cached for the next view.
+pub const RENDER_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Documents rendered recently, at most this many.
+const RENDERED_KEPT: usize = 32;
+
+/// What decides a document's rendered HTML: the folder, its bytes, and which documents its
+/// links can name (the folder's document count and newest document id move when one is
+/// added, removed or renamed).
+#[derive(Hash, PartialEq, Eq)]
+struct RenderKey {
+    dir: PathBuf,
+    rel: String,
+    hash: String,
+    documents: usize,
+    newest: i64,
+}
+
+/// Recently rendered documents, so a view of an unchanged document costs a lookup.
+pub struct RenderCache(Mutex<lru::LruCache<RenderKey, Rendered>>);
+
+impl Default for RenderCache {
+    fn default() -> Self {
+        // RENDERED_KEPT is a non-zero constant.
+        let size = NonZeroUsize::new(RENDERED_KEPT).unwrap_or(NonZeroUsize::MIN);
+        Self(Mutex::new(lru::LruCache::new(size)))
+    }
+}
+
+impl RenderCache {
+    fn with<T>(&self, f: impl FnOnce(&mut lru::LruCache<RenderKey, Rendered>) -> T) -> T {
+        let mut cache = match self.0.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut cache)
+    }
+}
 
 /// What `GET /api/render` answers.
 #[derive(serde::Serialize)]
@@ -74,15 +122,32 @@ pub(crate) async fn render(
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
     let path = required(&query, "path")?.to_string();
-    blocking(move || {
+    let shown = path.clone();
+    let work = blocking(move || {
         let opened = open_document(&folders, &path)?;
         let snapshot = opened.folder.engine.index.snapshot();
-        let links = FromDocument {
-            folder: &opened.folder,
-            snapshot: &snapshot,
-            rel: &opened.rel,
+        let key = RenderKey {
+            dir: opened.folder.dir.clone(),
+            rel: opened.rel.clone(),
+            hash: opened.hash.clone(),
+            documents: snapshot.document_count(),
+            newest: snapshot.max_document_id(),
         };
-        let rendered = ragdown_render::render(&opened.text, &links);
+        let rendered = match state.rendered.with(|cache| cache.get(&key).cloned()) {
+            Some(rendered) => rendered,
+            None => {
+                let links = FromDocument {
+                    folder: &opened.folder,
+                    snapshot: &snapshot,
+                    rel: &opened.rel,
+                };
+                let rendered = ragdown_render::render(&opened.text, &links);
+                state
+                    .rendered
+                    .with(|cache| cache.put(key, rendered.clone()));
+                rendered
+            }
+        };
         Ok(axum::Json(RenderedDocument {
             doc: opened.doc,
             rendered,
@@ -90,8 +155,17 @@ pub(crate) async fn render(
             hash: opened.hash,
         })
         .into_response())
-    })
-    .await
+    });
+    match tokio::time::timeout(RENDER_DEADLINE, work).await {
+        Ok(answer) => answer,
+        Err(_) => Err(ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{shown} took longer than {} s to render; try again in a moment, or read its text (GET /api/doc)",
+                RENDER_DEADLINE.as_secs()
+            ),
+        )),
+    }
 }
 
 /// Renders a draft as if it were the document at `path` (which need not exist yet): the links

@@ -59,6 +59,10 @@ pub struct AppInner {
     pub settings_change: tokio::sync::Mutex<()>,
     pub token_digest: Option<[u8; 32]>,
     pub shutdown: CancellationToken,
+    /// Documents as the web UI last rendered them (`GET /api/render`).
+    pub rendered: crate::rendering::RenderCache,
+    /// What the bodies being read may hold together (`guard::BODIES_IN_FLIGHT`).
+    pub bodies: crate::guard::BodyBudget,
 }
 
 #[derive(Clone)]
@@ -94,6 +98,8 @@ impl AppState {
             settings_change: tokio::sync::Mutex::new(()),
             token_digest,
             shutdown: CancellationToken::new(),
+            rendered: crate::rendering::RenderCache::default(),
+            bodies: crate::guard::BodyBudget::default(),
             config,
         }))
     }

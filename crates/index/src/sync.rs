@@ -106,6 +106,15 @@ impl Run {
 }
 
 impl Index {
+    /// Says a sync is under way before it starts (a server's first sync, queued behind
+    /// setting up the watcher): status answers `syncing` from the moment the folder opens,
+    /// never `ready` with a part of the files. The sync itself clears it when it ends.
+    pub fn sync_ahead(&self) {
+        if self.is_writable() {
+            self.status.syncing.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// Brings the index level with the folder. Syncs never overlap: a second caller waits
     /// for the first to finish, then runs its own (cheap when nothing changed).
     pub fn sync(&self) -> Result<SyncReport> {

@@ -9,6 +9,8 @@
 //! HTML says. Pure: no I/O; it must not know folders, the index or HTTP — the caller's resolver
 //! answers every "which document is this?".
 
+mod tame;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
@@ -210,7 +212,7 @@ pub fn render(text: &str, resolve: &dyn Resolve) -> Rendered {
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, out.into_iter());
     Rendered {
-        html: SANITIZER.clean(&html).to_string(),
+        html: SANITIZER.clean(&tame::tame(&html)).to_string(),
         headings,
         properties: properties
             .into_iter()

@@ -127,11 +127,78 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Serves `host` over stdin/stdout until the client disconnects.
+/// Serves `host` over stdin/stdout until the client disconnects. Each line of stdin that is
+/// not JSON is answered with JSON-RPC's parse error (-32700, `id` null) instead of being
+/// dropped unanswered; the answers and rmcp's messages reach stdout whole, one line each.
 pub async fn serve_stdio(
     host: Arc<dyn ToolHost>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = McpServer::new(host).serve(rmcp::transport::stdio()).await?;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    // Lines for rmcp go through `to_rmcp`; rmcp's lines come back through `from_rmcp`.
+    let (mut to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 16);
+    let (refusals, mut refused) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if serde_json::from_str::<serde_json::Value>(&line).is_err() {
+                let _ = refusals.send(parse_error(&line));
+                continue;
+            }
+            if to_rmcp
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+        // End of input: rmcp sees it and the service ends.
+        drop(to_rmcp);
+    });
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut answers = BufReader::new(from_rmcp).lines();
+        loop {
+            let line = tokio::select! {
+                answer = answers.next_line() => match answer {
+                    Ok(Some(line)) => line,
+                    _ => break,
+                },
+                Some(refusal) = refused.recv() => refusal,
+            };
+            if stdout
+                .write_all(format!("{line}\n").as_bytes())
+                .await
+                .is_err()
+                || stdout.flush().await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    let service = McpServer::new(host).serve((rmcp_in, rmcp_out)).await?;
     service.waiting().await?;
+    reader.abort();
+    let _ = writer.await;
     Ok(())
+}
+
+/// JSON-RPC's answer to a line that is not JSON.
+fn parse_error(line: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32700,
+            "message": format!(
+                "Parse error: a message must be one line of JSON ({} bytes could not be read as JSON)",
+                line.len()
+            ),
+        },
+    })
+    .to_string()
 }

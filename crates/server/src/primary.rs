@@ -85,12 +85,18 @@ impl PrimaryDuties {
             database.serve_requests(move |request| answer(&index, request));
         }
         // The first sync and every later one run on the follower's thread, so searches answer
-        // from what is indexed meanwhile.
+        // from what is indexed meanwhile; status says it is under way from now on.
+        engine.index.sync_ahead();
         let recorder = engine.clone();
         let follower =
             ragdown_index::watch::Follower::start(engine.index.clone(), watch, move |outcome| {
                 match outcome {
-                    Ok(report) => recorder.record_sync(&report),
+                    Ok(report) => {
+                        recorder.record_sync(&report);
+                        // Measured here, after a sync, so no search waits for it (kept while
+                        // the folder's size holds; see `ragdown_search::calibration`).
+                        let _ = ragdown_search::calibration::Calibration::of(&recorder.index);
+                    }
                     Err(e) => tracing::error!("sync of {} failed: {e}", recorder.name),
                 }
             });

@@ -235,6 +235,35 @@ pub fn spawn_serve(
     (child, base, log)
 }
 
+/// Starts `ragdown serve` on a free loopback port over `docs` (hash embedder, no token) under
+/// an open-file limit of `nofile` (`ulimit -n`, hard too, so it cannot be raised), and waits
+/// until it listens. Returns the child, its base URL and its log.
+pub fn spawn_serve_limited(
+    docs: &Path,
+    data: &Path,
+    nofile: u32,
+) -> (
+    std::process::Child,
+    String,
+    std::sync::Arc<std::sync::Mutex<String>>,
+) {
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &format!("ulimit -n {nofile} && exec \"$0\" serve")])
+        .arg(env!("CARGO_BIN_EXE_ragdown"))
+        .env("RAGDOWN_DOCS_DIR", docs)
+        .env("RAGDOWN_DATA_DIR", data)
+        .env("RAGDOWN_EMBEDDER", "hash")
+        .env("SECURE_LOCAL_NET", "true")
+        .env("PORT", "0")
+        .env("RAGDOWN_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (base, log) = wait_listening(&mut child);
+    (child, base, log)
+}
+
 /// Reads a started `ragdown serve`'s log (its stderr, piped) until it says where it listens;
 /// returns its base URL and the log, which keeps growing.
 pub fn wait_listening(

@@ -6,7 +6,7 @@
 use crate::harness;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -2096,20 +2096,7 @@ async fn the_connection_cap_follows_the_descriptor_limit() {
     let docs = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     write(docs.path(), "work/a.md", "# A\n\nalpha\n");
-    let mut child = Command::new("sh")
-        .args(["-c", "ulimit -n 256 && exec \"$0\" serve"])
-        .arg(env!("CARGO_BIN_EXE_ragdown"))
-        .env("RAGDOWN_DOCS_DIR", docs.path())
-        .env("RAGDOWN_DATA_DIR", data.path())
-        .env("RAGDOWN_EMBEDDER", "hash")
-        .env("SECURE_LOCAL_NET", "true")
-        .env("PORT", "0")
-        .env("RAGDOWN_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (base, log) = harness::wait_listening(&mut child);
+    let (mut child, base, log) = harness::spawn_serve_limited(docs.path(), data.path(), 256);
     let addr = base.trim_start_matches("http://").to_string();
     let result = tokio::task::spawn_blocking(move || {
         let idle: Vec<_> = (0..600)

@@ -10,6 +10,7 @@ mod harness;
 mod cli;
 mod crash;
 mod formats;
+mod hardening;
 mod http;
 mod interop;
 mod local_rag;

@@ -524,6 +524,89 @@ async fn a_hostile_document_executes_nothing_and_the_token_needs_no_prompt_on_a_
     c.close().await.unwrap();
 }
 
+/// A document that leaves a `<style>`, a `<textarea>` or a comment open, and holds a form,
+/// shows people every line of text agents read, and no control but a task list's checkbox;
+/// a linked SVG (which could run script as a page of the app's origin) is saved, never
+/// opened as a tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_agents_read_people_see_and_linked_files_do_not_run() {
+    let ui = Ui::start(&[("SECURE_LOCAL_NET", "true"), ("RAGDOWN_TOKEN", "")]).await;
+    for (name, opening) in [
+        ("style", "<style>.markdown { display: none }"),
+        ("textarea", "<textarea>"),
+        ("comment", "<!-- never closed"),
+    ] {
+        write(
+            ui.docs.path(),
+            &format!("work/open-{name}.md"),
+            format!("# Open {name}\n\nBefore it.\n\n{opening}\n\nAFTER-{name} is shown too.\n")
+                .as_bytes(),
+        );
+    }
+    write(
+        ui.docs.path(),
+        "work/controls.md",
+        b"# Controls\n\n<form><input type=\"password\" name=\"p\"><input name=\"q\"><button>Go</button></form>\n\n- [x] done\n\n[the drawing](drawing.svg)\n",
+    );
+    write(
+        ui.docs.path(),
+        "work/drawing.svg",
+        b"<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"window.opener && (window.opener.pwned = 3)\"><script>localStorage.getItem('ragdown-token')</script></svg>",
+    );
+    let c = ui.browser().await;
+    for name in ["style", "textarea", "comment"] {
+        // The watcher indexes the new documents within a second or two.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            c.goto(&format!("{}/f/work/open-{name}.md", ui.base))
+                .await
+                .unwrap();
+            if c.wait()
+                .at_most(Duration::from_secs(3))
+                .for_element(Locator::Css(".markdown h1"))
+                .await
+                .is_ok()
+            {
+                break;
+            }
+            assert!(Instant::now() < deadline, "open-{name}.md never opened");
+        }
+        wait_until(
+            &c,
+            &format!("return document.querySelector('.markdown').innerText.includes('AFTER-{name} is shown too')"),
+        )
+        .await;
+        screenshot(&c, &format!("open-{name}")).await;
+    }
+    c.goto(&format!("{}/f/work/controls.md", ui.base))
+        .await
+        .unwrap();
+    wait_for(&c, ".markdown h1").await;
+    let controls = c
+        .execute(
+            "return [document.querySelectorAll('.markdown input:not([type=checkbox]), .markdown form, .markdown button, .markdown textarea, .markdown select').length, document.querySelectorAll('.markdown input[type=checkbox]').length]",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(controls, json!([0, 1]), "only the task's checkbox");
+    let windows = c.windows().await.unwrap().len();
+    click(&c, Locator::LinkText("the drawing")).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        c.windows().await.unwrap().len(),
+        windows,
+        "the SVG was opened as a page of the app's origin"
+    );
+    let pwned = c
+        .execute("return window.pwned ?? null", vec![])
+        .await
+        .unwrap();
+    assert_eq!(pwned, Value::Null);
+    screenshot(&c, "form-controls-dropped").await;
+    c.close().await.unwrap();
+}
+
 /// The editor's text, as CodeMirror holds it.
 async fn editor_text(c: &Client) -> String {
     let value = c

@@ -148,6 +148,14 @@ impl Calibration {
         }))
     }
 
+    /// The calibration a search reads: the one kept in memory even when the folder has grown
+    /// since (a server measures again after each sync), else [`Calibration::of`]. So a search
+    /// during a long first index never takes the records' lock nor embeds probes while the
+    /// sync runs; only the first search of an index never calibrated measures.
+    pub fn for_search(index: &Index) -> Option<Arc<Self>> {
+        index.derived::<Self>().or_else(|| Self::of(index))
+    }
+
     /// The calibration of `index` for its current size: kept in memory, else read from the
     /// records when it was measured for this embedder and still holds, else measured now and
     /// saved. `None` while the model cannot embed or the index is empty.

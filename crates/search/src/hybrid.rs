@@ -402,7 +402,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     let calibration = if keyword_only {
         None
     } else {
-        Calibration::of(index)
+        Calibration::for_search(index)
     };
     if mode == Mode::Hybrid && !keyword_only {
         let closeness_vector = rest_vector.as_deref().unwrap_or(&query_vector);

@@ -35,3 +35,5 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --locked --no-fail-fast
 fi
+# The container image and the quick start's compose file, built and run for real with podman.
+scripts/test-container.sh

@@ -184,6 +184,33 @@ fn open_with(
     }
 }
 
+/// `ragdown model`: downloads the configured model and ONNX Runtime when they are missing,
+/// then loads the model and embeds one sentence, so that an image build (or a machine about to
+/// go offline) holds everything a first start needs and a broken download fails here, not then.
+pub fn model(settings: &Settings) -> Result<()> {
+    let started = std::time::Instant::now();
+    let embedder = ragdown_embed::load(&settings.embedder, &DownloadBar::new())
+        .with_context(|| format!("loading the embedder {:?}", settings.embedder.name))?;
+    let vector = embedder
+        .embed_query("where is the model kept?")
+        .with_context(|| format!("embedding with {}", embedder.id()))?;
+    anyhow::ensure!(
+        vector.len() == embedder.dim() && vector.iter().all(|x| x.is_finite()),
+        "the model {} gave a vector of {} numbers where {} were expected",
+        embedder.id(),
+        vector.len(),
+        embedder.dim()
+    );
+    println!(
+        "model {} ready: {} dimensions, loaded and checked in {:.1} s (models in {})",
+        embedder.id(),
+        embedder.dim(),
+        started.elapsed().as_secs_f64(),
+        settings.embedder.models_dir.display()
+    );
+    Ok(())
+}
+
 /// Syncs the index of `dir` (as its primary, or through the running primary) and returns it
 /// with the report. The primary's index holds documents only ([`Holding::DocumentsOnly`]):
 /// count sections with [`Index::chunk_counts`], and do not search it.

@@ -77,6 +77,9 @@ enum Command {
     BenchSystem(bench_system::SystemArgs),
     /// How well search and the hook answer your own questions (see the README for the format).
     Eval(eval::EvalArgs),
+    /// Download the model RAGDOWN_EMBEDDER names and ONNX Runtime now (when missing) and check
+    /// that they load and embed: for container images and machines that will be offline.
+    Model,
     /// Serve RAGDOWN_DOCS_DIR as one folder over MCP on stdin/stdout.
     Stdio,
     /// Serve every folder of RAGDOWN_DOCS_DIR over HTTP: MCP endpoints and the /api.
@@ -246,6 +249,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => bench::run(&settings, &args),
         Command::BenchSystem(args) => bench_system::run(&args),
         Command::Eval(args) => eval::run(&settings, &args),
+        Command::Model => commands::model(&settings),
         Command::Stdio => commands::stdio(&settings),
         Command::Serve => commands::serve(&settings),
         Command::Sync {

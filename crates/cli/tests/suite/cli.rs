@@ -117,6 +117,44 @@ fn a_machine_without_onnx_runtime_downloads_it_once_checks_it_and_runs_on_it() {
     );
 }
 
+/// What the container image's build runs: `ragdown model` fetches the runtime (and the model)
+/// a first start needs, checks they embed, and a later start downloads nothing.
+#[test]
+fn ragdown_model_fetches_what_a_first_start_needs_ahead_of_time() {
+    let wheel = onnxruntime_wheel();
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    let (base, served) = serve_file(
+        format!("/packages/cp312/o/onnxruntime/{name}"),
+        std::fs::read(&wheel).unwrap(),
+    );
+    let data = tempfile::tempdir().unwrap();
+    let models = models_with_minilm();
+    let run = || {
+        let out = minilm_without_runtime(data.path(), models.path(), &base)
+            .arg("model")
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let stdout = run();
+    assert!(
+        stdout.starts_with("model all-minilm-l6-v2-q8 ready: 384 dimensions"),
+        "{stdout}"
+    );
+    assert!(
+        models
+            .path()
+            .join("onnxruntime-1.32.0/libonnxruntime.so")
+            .is_file()
+    );
+    run();
+    assert_eq!(
+        served.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the second run found everything in place"
+    );
+}
+
 #[test]
 fn a_tampered_onnx_runtime_download_is_refused_with_what_to_do() {
     let wheel = onnxruntime_wheel();

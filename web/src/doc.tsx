@@ -94,6 +94,8 @@ export function DocumentView(props: { path: string; anchor?: string; readOnly: b
   if (error) return <Problem error={error} />;
   if (!doc) return <p class="muted">Opening {props.path}…</p>;
   const folder = props.path.split("/")[0];
+  // The tags are shown once, as chips, not also as a property row.
+  const properties = doc.tags.length > 0 ? doc.properties.filter((p) => p.key !== "tags" && p.key !== "tag") : doc.properties;
   return (
     <article class="doc">
       <nav class="crumbs">
@@ -132,10 +134,10 @@ export function DocumentView(props: { path: string; anchor?: string; readOnly: b
         <p class="banner">Converted from {doc.converted_from.toUpperCase()}: read-only here; the original file is the source.</p>
       )}
       {doc.frontmatter_error && <p class="error">The front matter could not be read: {doc.frontmatter_error}</p>}
-      {doc.properties.length > 0 && (
+      {properties.length > 0 && (
         <table class="properties" aria-label="Properties">
           <tbody>
-            {doc.properties.map((p) => (
+            {properties.map((p) => (
               <tr key={p.key}>
                 <th scope="row">{p.key}</th>
                 <td>{p.value}</td>

@@ -201,16 +201,47 @@ export function DeleteDocument(props: { path: string; onClose: () => void }) {
   );
 }
 
-/// What an MCP client needs to reach an endpoint, as `claude mcp add` and as JSON.
+/// What an MCP client needs to reach an endpoint, as `claude mcp add` and as JSON. The token
+/// is never written out: the lines read `$RAGDOWN_TOKEN` from the user's environment (the shell
+/// expands it; Claude Code expands `${RAGDOWN_TOKEN}` in `.mcp.json`), so it stays out of shell
+/// history and of anything pasted.
 export function mcpConfig(name: string, url: string): { command: string; json: string } {
-  const t = token();
-  const header = t ? ` --header "Authorization: Bearer ${t}"` : "";
+  const needsToken = token() !== "";
+  const header = needsToken ? ` \\\n  --header "Authorization: Bearer $RAGDOWN_TOKEN"` : "";
   const entry: Record<string, unknown> = { type: "http", url };
-  if (t) entry.headers = { Authorization: `Bearer ${t}` };
+  if (needsToken) entry.headers = { Authorization: "Bearer ${RAGDOWN_TOKEN}" };
   return {
     command: `claude mcp add --transport http ${name} ${url}${header}`,
     json: JSON.stringify({ mcpServers: { [name]: entry } }, null, 2),
   };
+}
+
+/// Claude Code's hooks that add the related sections to every prompt (`ragdown_context` on the
+/// server added as `name`), and let them be sent again after a compaction.
+export function claudeHooks(name: string): string {
+  const context = (input: Record<string, unknown>) => ({
+    type: "mcp_tool",
+    server: name,
+    tool: "ragdown_context",
+    input,
+  });
+  return JSON.stringify(
+    {
+      hooks: {
+        UserPromptSubmit: [
+          { hooks: [context({ prompt: "${prompt}", session_id: "claude:${session_id}", format: "claude-code" })] },
+        ],
+        SessionStart: [
+          {
+            matcher: "compact",
+            hooks: [context({ prompt: "", session_id: "claude:${session_id}", reset: true })],
+          },
+        ],
+      },
+    },
+    null,
+    2,
+  );
 }
 
 function CopyBlock(props: { label: string; text: string }) {
@@ -237,8 +268,22 @@ export function McpConfig(props: { folder: Folder; root: boolean }) {
   const rootConfig = mcpConfig("ragdown", `${location.origin}/mcp`);
   return (
     <div class="mcp-config">
+      {token() !== "" && (
+        <p class="muted small">
+          These read the token from <code>$RAGDOWN_TOKEN</code>: set it in your shell to the token you signed in with.
+        </p>
+      )}
       <CopyBlock label="Claude Code" text={folderConfig.command} />
       <CopyBlock label="JSON (mcpServers)" text={folderConfig.json} />
+      <p class="muted small">
+        Related sections on every prompt, without Claude asking: these hooks in <code>.claude/settings.json</code>{" "}
+        call <code>ragdown_context</code> on the server added above.
+      </p>
+      <CopyBlock label="Claude Code hooks" text={claudeHooks(name)} />
+      <p class="muted small">
+        The MCP Inspector guesses the transport only for URLs ending in <code>/mcp</code>: give it{" "}
+        <code>--transport http</code> for this one.
+      </p>
       {props.root && (
         <>
           <p class="muted small">Every MCP folder at once, through the root endpoint:</p>
@@ -249,9 +294,10 @@ export function McpConfig(props: { folder: Folder; root: boolean }) {
   );
 }
 
-type HookField = "top_k" | "min_score" | "min_ratio" | "max_chars";
+type HookField = "top_k" | "min_evidence" | "min_score" | "min_ratio" | "max_chars";
 const HOOK_FIELDS: { key: HookField; label: string; step: string }[] = [
   { key: "top_k", label: "Sections injected at most (top_k)", step: "1" },
+  { key: "min_evidence", label: "Evidence a prompt needs (min_evidence)", step: "0.01" },
   { key: "min_score", label: "Minimum similarity (min_score)", step: "0.01" },
   { key: "min_ratio", label: "Minimum share of the best (min_ratio)", step: "0.01" },
   { key: "max_chars", label: "Characters at most (max_chars)", step: "100" },

@@ -34,11 +34,65 @@ export function useJson<T>(path: string | null): { data: T | null; error: string
   return { ...state, reload: () => setVersion((v) => v + 1) };
 }
 
+/// "1 document", "3 documents".
+export function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/// A section's Markdown as a snippet reads: links and wikilinks as their labels, no code
+/// ticks, emphasis marks, heading marks or image syntax. Only for display: hits keep their text.
+export function plainText(markdown: string): string {
+  return markdown
+    .replace(/!\[\[[^\]]*\]\]/g, "")
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\|([^\]]*))?\]\]/g, (_, target, heading, label) => label ?? (heading ? `${target} › ${heading}` : target))
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/`+([^`]*)`+/g, "$1")
+    .replace(/^#{1,6}\s+/gm, "")
+    .replace(/(\*\*|__)(.+?)\1/g, "$2")
+    .replace(/(^|[\s(])[*_]([^*_\s][^*_]*?)[*_](?=[\s).,;:!?]|$)/gm, "$1$2")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
 export function Problem(props: { error: string }) {
   return (
     <p class="error" role="alert">
       {props.error}
     </p>
+  );
+}
+
+/// Moves every loose file into one folder (made when missing), then opens it.
+function AdoptLoose(props: { count: number }) {
+  const [name, setName] = useState("notes");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  return (
+    <form
+      class="adopt-loose"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setBusy(true);
+        setError("");
+        try {
+          const moved = await send<{ folder: Folder }>("POST", "/api/loose", { folder: name.trim() });
+          navigate(docUrl(moved.folder.name));
+        } catch (err) {
+          setError(err instanceof Error ? err.message : String(err));
+          setBusy(false);
+        }
+      }}
+    >
+      <label>
+        Move {props.count === 1 ? "it" : `all ${props.count}`} into the folder{" "}
+        <input value={name} aria-label="Folder to move the loose files into" onInput={(e) => setName(e.currentTarget.value)} />
+      </label>{" "}
+      <button type="submit" disabled={busy || !name.trim()}>
+        Move into a folder
+      </button>
+      {error && <Problem error={error} />}
+    </form>
   );
 }
 
@@ -64,7 +118,7 @@ export function FolderList(props: { status: Status }) {
               <strong>{f.title}</strong>
             </Link>
             <span class="muted">
-              {f.files} {f.files === 1 ? "document" : "documents"} · MCP {f.mcp ? "on" : "off"}
+              {plural(f.files, "document")} · MCP {f.mcp ? "on" : "off"}
             </span>
             {f.created_by && <span class="badge">Made by an agent</span>}
           </li>
@@ -73,7 +127,11 @@ export function FolderList(props: { status: Status }) {
       {data.loose_files.length > 0 && (
         <>
           <h2>Loose files</h2>
-          <p class="muted">Markdown at the top of the docs dir belongs to no folder and is not indexed.</p>
+          <p class="muted">
+            Markdown at the top of the docs dir belongs to no folder and is not indexed: each directory there is a
+            folder.
+          </p>
+          {!props.status.read_only && <AdoptLoose count={data.loose_files.length} />}
           <ul class="loose">
             {data.loose_files.map((f) => (
               <li key={f}>
@@ -193,7 +251,7 @@ export function FolderTree(props: { folder: string; status: Status }) {
       <h1>{folder?.title ?? props.folder}</h1>
       {panel === "settings" && folder && <FolderSettings folder={folder} onSaved={() => { folders.reload(); reload(); }} />}
       {panel === "mcp" && folder && <McpConfig folder={folder} root={!!props.status.settings?.root_mcp} />}
-      <p class="muted">{data.docs.length} documents</p>
+      <p class="muted">{plural(data.docs.length, "document")}</p>
       <TreeList node={tree} />
     </section>
   );
@@ -233,7 +291,7 @@ export function SearchView(props: { query: string; folder?: string }) {
               {hit.path} · lines {hit.start_line}–{hit.end_line} · similarity {hit.similarity.toFixed(2)} ·{" "}
               {hit.modified.slice(0, 10)}
             </div>
-            <p class="snippet">{hit.text.slice(0, 280)}</p>
+            <p class="snippet">{plainText(hit.text).slice(0, 280)}</p>
           </li>
         ))}
       </ol>

@@ -341,9 +341,13 @@ pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags)
         let recall = ragdown_server::answers::Recall {
             hits: hits.into_iter().map(FoundHit::alone).collect(),
             indexing: None,
+            keyword_only: ragdown_search::keyword_only(&index),
         };
         println!("{}", ragdown_server::format::json_text(&recall));
     } else {
+        if let Some(why) = ragdown_search::keyword_only(&index) {
+            println!("({why})\n");
+        }
         if hits.is_empty() {
             println!("No matching documents.");
         }

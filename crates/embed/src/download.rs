@@ -61,11 +61,8 @@ fn explain(error: &ureq::Error) -> String {
         ureq::Error::Io(_) | ureq::Error::HostNotFound | ureq::Error::ConnectionFailed
     ) || lower.contains("timed out")
     {
-        format!(
-            "{text}: the server could not be reached. Check the network, set HTTPS_PROXY if a \
-             proxy is needed, or point HF_ENDPOINT (models) or RAGDOWN_ORT_URL (ONNX Runtime) at \
-             a mirror"
-        )
+        // What to set is the caller's to say: it knows what was being downloaded.
+        format!("{text}: the server could not be reached")
     } else {
         text
     }
@@ -116,9 +113,8 @@ pub fn ensure_preset(
             EmbedError::Download { url, reason } => EmbedError::Download {
                 url,
                 reason: format!(
-                    "{reason}. The model {} is downloaded once, on first start; without network \
-                     access, copy its files into {} or set RAGDOWN_EMBEDDER to a folder holding \
-                     model.onnx and tokenizer.json",
+                    "{reason}. The model {} is downloaded once, on first start: set HF_ENDPOINT \
+                     to a mirror you can reach, or copy its files into {}",
                     preset.name,
                     dir.display()
                 ),

@@ -322,7 +322,11 @@ mod tests {
             384,
             0.35,
             false,
-            Box::new(|_| Err(EmbedError::RuntimeMissing("no libonnxruntime.so".into()))),
+            Box::new(|_| {
+                Err(EmbedError::RuntimeMissing(
+                    "no libonnxruntime.so: set ORT_DYLIB_PATH".into(),
+                ))
+            }),
         );
         let err = lazy.embed_query("q").unwrap_err();
         assert!(matches!(err, EmbedError::Unavailable(ref r) if r.contains("ORT_DYLIB_PATH")));

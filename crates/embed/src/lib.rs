@@ -29,12 +29,11 @@ pub use preset::{EmbedderSettings, Preset};
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     #[error(
-        "unknown embedder {0:?}: use granite-small, bge-small, embeddinggemma, minilm, openai:<model>, hash, or a directory holding model.onnx and tokenizer.json"
+        "unknown embedder {0:?}: use granite-small, bge-small, embeddinggemma, minilm, mpnet, openai:<model>, hash, or a directory holding model.onnx and tokenizer.json"
     )]
     UnknownEmbedder(String),
-    #[error(
-        "ONNX Runtime library not found ({0}). Set ORT_DYLIB_PATH to libonnxruntime.so (pip's onnxruntime wheel ships one in onnxruntime/capi/), or put it next to the ragdown binary"
-    )]
+    /// No ONNX Runtime library to load: the text says what failed and what to set, once.
+    #[error("{0}")]
     RuntimeMissing(String),
     #[error(
         "ONNX Runtime could not be loaded from {path}: {reason}. Point ORT_DYLIB_PATH at a libonnxruntime.so of version 1.22 or newer"

@@ -76,6 +76,10 @@ pub fn release_for_this_platform() -> Option<RuntimeRelease> {
     })
 }
 
+/// What to do when no ONNX Runtime library can be had: said once, at the end of each message.
+const ORT_ADVICE: &str = "set ORT_DYLIB_PATH to a libonnxruntime.so of version 1.22 or newer \
+     (pip's onnxruntime wheel has one in onnxruntime/capi/)";
+
 /// Where the ONNX Runtime library is looked for when `ORT_DYLIB_PATH` is not set.
 fn installed_libraries() -> Vec<PathBuf> {
     let names = ["libonnxruntime.so", "libonnxruntime.dylib"];
@@ -119,7 +123,7 @@ pub fn locate_or_download(
             Ok(path.to_path_buf())
         } else {
             Err(EmbedError::RuntimeMissing(format!(
-                "ORT_DYLIB_PATH={} is not a file",
+                "ORT_DYLIB_PATH={} is not a file: {ORT_ADVICE}",
                 path.display()
             )))
         };
@@ -128,12 +132,10 @@ pub fn locate_or_download(
         return Ok(found);
     }
     let Some(release) = release_for_this_platform() else {
-        return Err(EmbedError::RuntimeMissing(
-            "ORT_DYLIB_PATH is not set, no libonnxruntime was found next to the binary or in \
-             the system library folders, and Microsoft publishes no build for this platform \
-             to download"
-                .into(),
-        ));
+        return Err(EmbedError::RuntimeMissing(format!(
+            "ONNX Runtime is not installed here, and Microsoft publishes no build of it for \
+                 this platform to download: {ORT_ADVICE}"
+        )));
     };
     fetch(&release, &download_dir(models_dir), endpoint, progress)
 }
@@ -158,10 +160,12 @@ pub fn fetch(
     let url = release.url(endpoint);
     tracing::info!(%url, "downloading ONNX Runtime");
     download_checked(&url, &wheel, Some(release.sha256.clone()), progress).map_err(|e| {
+        let why = match e {
+            EmbedError::Download { url, reason } => format!("{url}: {reason}"),
+            other => other.to_string(),
+        };
         EmbedError::RuntimeMissing(format!(
-            "{e}. ONNX Runtime was not found on this machine and could not be downloaded: set \
-             ORT_DYLIB_PATH to a libonnxruntime of version 1.22 or newer (pip's onnxruntime \
-             wheel ships one in onnxruntime/capi/)"
+            "ONNX Runtime is not installed here and its download failed ({why}): {ORT_ADVICE}"
         ))
     })?;
     let unpacked = unpack(&wheel, &release.member, &library);

@@ -55,7 +55,7 @@ fn route(
 
 /// Every route of `/api` and `/mcp`, with its methods.
 pub fn api_routes() -> Vec<ApiRoute> {
-    use axum::routing::{delete, patch, post};
+    use axum::routing::{patch, post};
     vec![
         ApiRoute {
             path: "/api/status",
@@ -79,7 +79,11 @@ pub fn api_routes() -> Vec<ApiRoute> {
             &[Method::GET, Method::DELETE],
             get(query_log).delete(clear_query_log),
         ),
-        route("/api/loose", &[Method::DELETE], delete(delete_loose)),
+        route(
+            "/api/loose",
+            &[Method::POST, Method::DELETE],
+            post(adopt_loose).delete(delete_loose),
+        ),
         route("/api/docs", &[Method::GET], get(list_docs)),
         route(
             "/api/doc",
@@ -586,6 +590,24 @@ async fn delete_folder(
     .await
 }
 
+/// `POST /api/loose {"folder": name}`: the loose Markdown files become a folder's documents.
+async fn adopt_loose(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
+    check_writable(&state)?;
+    let body = body_object(&body)?;
+    let folders = state.folders()?;
+    let name = string_field(&body, "folder")?
+        .ok_or_else(|| ApiError::bad_request("folder is missing: the folder to move them into"))?;
+    blocking(move || {
+        let (folder, moved) = folders.adopt_loose(&name)?;
+        Ok(axum::Json(json!({
+            "folder": folder_shape(&folder),
+            "moved": moved.iter().map(|f| with_folder(&folder.name, f)).collect::<Vec<_>>(),
+        }))
+        .into_response())
+    })
+    .await
+}
+
 async fn delete_loose(
     State(state): State<AppState>,
     Query(query): Query<HashMap<String, String>>,
@@ -888,6 +910,9 @@ async fn search(
             indexing: ragdown_index::SyncProgress::total(
                 searched.iter().filter_map(|f| f.engine.indexing()),
             ),
+            keyword_only: searched
+                .iter()
+                .find_map(|f| ragdown_search::keyword_only(&f.engine.index)),
         };
         let hits: Vec<ApiHit> = recall
             .hits
@@ -903,6 +928,9 @@ async fn search(
         if let Some(p) = &recall.indexing {
             body["indexing"] = json!(p);
             body["note"] = json!(format!("{}; results may be incomplete", p.describe()));
+        }
+        if let Some(why) = &recall.keyword_only {
+            body["keyword_only"] = json!(why);
         }
         Ok(axum::Json(body).into_response())
     })

@@ -210,6 +210,34 @@ impl Folders {
         names
     }
 
+    /// Moves every loose Markdown file into the folder `name`, made when missing, so that it
+    /// is indexed; nothing moves when one of them would replace a file there. Links between
+    /// them keep working without a rewrite: they move together and keep their names. Returns
+    /// the folder and the files moved.
+    pub fn adopt_loose(&self, name: &str) -> Result<(Arc<Folder>, Vec<String>), ToolError> {
+        let loose = self.loose_files();
+        if loose.is_empty() {
+            return Err(ToolError::not_found(
+                "there are no loose Markdown files at the top of the docs directory",
+            ));
+        }
+        let folder = match self.get(name) {
+            Some(folder) => folder,
+            None => self.create(name, &FolderConfig::default())?,
+        };
+        if let Some(taken) = loose.iter().find(|f| folder.dir.join(f).exists()) {
+            return Err(ToolError::conflict(format!(
+                "{name}/{taken} exists already, so nothing was moved: rename one of the two first"
+            )));
+        }
+        for file in &loose {
+            std::fs::rename(self.docs_dir.join(file), folder.dir.join(file))
+                .map_err(|e| ToolError::internal(format!("moving {file} into {name}: {e}")))?;
+        }
+        folder.engine.sync_paths(&loose)?;
+        Ok((folder, loose))
+    }
+
     fn open_folder(&self, name: &str) -> Result<Arc<Folder>, ToolError> {
         let open_with = match self.open_with.read() {
             Ok(o) => o.clone(),

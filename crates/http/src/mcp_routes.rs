@@ -25,7 +25,11 @@ const MCP_LOAD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20
 pub const MAX_MCP_BODY: usize = 1024 * 1024;
 
 fn no_folder() -> ApiError {
-    ApiError::not_found("Not found: no folder with MCP turned on at this path")
+    // The same words for a missing folder and a human-only one, so a URL never tells which.
+    ApiError::not_found(
+        "Not found: no folder with MCP turned on at this path. A folder starts human-only: turn \
+         MCP on for it in the web UI (its Settings), or put { \"mcp\": true } in its .ragdown.json",
+    )
 }
 
 /// Decodes one `%XX`-escaped URL segment; a malformed escape or non-UTF-8 is `None`.
@@ -163,7 +167,11 @@ pub async fn mcp(State(state): State<AppState>, request: Request) -> Response {
         {
             return run_mcp(&state, move || McpServer::new(root.clone()), request).await;
         }
-        return ApiError::not_found("Pick a folder: /mcp/<folder>").into_response();
+        return ApiError::not_found(
+            "Pick a folder: /mcp/<folder>. Every MCP folder at bare /mcp is the root endpoint: \
+             set RAGDOWN_ROOT_MCP=true, or turn it on under Settings → Server in the web UI",
+        )
+        .into_response();
     };
     let Some(folder) = folders.get(folder_name) else {
         return no_folder().into_response();

@@ -127,6 +127,11 @@ impl RootHost {
                     .iter()
                     .filter_map(|f| f.engine.indexing()),
             ),
+            // Every folder shares one embedder: any folder's answer is all of theirs.
+            keyword_only: self
+                .mcp_folders()
+                .iter()
+                .find_map(|f| ragdown_search::keyword_only(&f.engine.index)),
         };
         Ok(Answer::Recall(recall, tools::recall_view(&a, &settings)))
     }

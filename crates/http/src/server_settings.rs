@@ -37,12 +37,14 @@ fn hook_as_written<S: Serializer>(hook: &HookSettings, s: S) -> Result<S::Ok, S:
         top_k: usize,
         min_score: Option<f64>,
         min_ratio: f64,
+        min_evidence: f64,
         max_chars: usize,
     }
     HookShape {
         top_k: hook.top_k,
         min_score: hook.min_score.map(round),
         min_ratio: round(hook.min_ratio),
+        min_evidence: round(hook.min_evidence),
         max_chars: hook.max_chars,
     }
     .serialize(s)

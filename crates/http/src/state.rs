@@ -265,9 +265,9 @@ impl AppState {
         }
         let loose = folders.loose_files();
         if !loose.is_empty() {
-            tracing::warn!(
-                "[ragdown] Markdown outside every folder is not indexed: {}",
-                loose.join(", ")
+            eprintln!(
+                "ragdown: {}",
+                loose_files_message(folders.docs_dir(), &loose)
             );
         }
         let _ = self
@@ -310,4 +310,29 @@ impl AppState {
             f.close();
         }
     }
+}
+
+/// What `serve` says at start-up about Markdown directly in the docs dir: for `serve`,
+/// `RAGDOWN_DOCS_DIR` is the directory *of* folders, unlike for `stdio`, and a user who points
+/// both at one notes directory meets this first.
+pub fn loose_files_message(docs_dir: &std::path::Path, loose: &[String]) -> String {
+    const NAMED: usize = 5;
+    let mut names = loose
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if loose.len() > NAMED {
+        names.push_str(&format!(" and {} more", loose.len() - NAMED));
+    }
+    let files = if loose.len() == 1 { "file" } else { "files" };
+    format!(
+        "{} Markdown {files} at the top of {} {} not in a folder, so not indexed: {names}. For \
+         `serve`, RAGDOWN_DOCS_DIR is the directory of folders (each subdirectory is one); move \
+         them into a subdirectory, or open the web UI and use \"Move into a folder\"",
+        loose.len(),
+        docs_dir.display(),
+        if loose.len() == 1 { "is" } else { "are" },
+    )
 }

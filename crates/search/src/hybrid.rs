@@ -223,6 +223,26 @@ struct Candidate {
     sources: Vec<Source>,
 }
 
+/// Why a search of `index` now answers from keywords (BM25) alone, with no similarity, as a
+/// person reads it; `None` when it is hybrid. A server's first moments while the model loads,
+/// or a model that could not load.
+pub fn keyword_only(index: &Index) -> Option<String> {
+    let embedder = index.embedder();
+    if let Some(why) = embedder.unavailable() {
+        Some(format!(
+            "keyword (BM25) matches only, with no similarity: the embedding model could not load ({why})"
+        ))
+    } else if embedder.loading() {
+        Some(
+            "keyword (BM25) matches only, with no similarity yet: the embedding model is still \
+             loading (a few seconds after start)"
+                .into(),
+        )
+    } else {
+        None
+    }
+}
+
 /// Runs a search. Never waits for a sync: it reads the snapshot published last.
 pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>, SearchError> {
     let query = query.trim();

@@ -15,7 +15,7 @@ pub mod named;
 pub mod route;
 mod vectors;
 
-pub use hybrid::search;
+pub use hybrid::{keyword_only, search};
 
 use std::sync::Arc;
 

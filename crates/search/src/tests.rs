@@ -13,18 +13,28 @@ fn index_of(files: &[(&str, &str)]) -> (Index, tempfile::TempDir, tempfile::Temp
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, text).unwrap();
     }
+    let index = synced(docs.path(), data.path(), Arc::new(HashEmbedder::new(256)));
+    (index, docs, data)
+}
+
+/// The index of `docs` kept in `data`, synced.
+fn synced(
+    docs: &std::path::Path,
+    data: &std::path::Path,
+    embedder: Arc<dyn ragdown_embed::Embedder>,
+) -> Index {
     let index = Index::open(
         IndexSettings {
-            root: docs.path().to_path_buf(),
-            data_dir: data.path().to_path_buf(),
+            root: docs.to_path_buf(),
+            data_dir: data.to_path_buf(),
             max_file_bytes: 1 << 20,
             records: ragdown_index::store::RecordsLocation::DataDir,
         },
-        Arc::new(HashEmbedder::new(256)),
+        embedder,
     )
     .unwrap();
     index.sync().unwrap();
-    (index, docs, data)
+    index
 }
 
 fn paths(hits: &[Hit]) -> Vec<String> {
@@ -434,4 +444,50 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
     // A prompt that names one of the documents is about it, whatever else it mentions.
     assert!(foreign("can ember-deploy roll out to Kubernetes").is_empty());
     assert_eq!(foreign("can it roll out to Kubernetes"), ["Kubernetes"]);
+}
+
+/// A model that says it is still loading (a server's first moments).
+struct StillLoading(HashEmbedder);
+
+impl ragdown_embed::Embedder for StillLoading {
+    fn id(&self) -> &str {
+        self.0.id()
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn min_score(&self) -> f32 {
+        self.0.min_score()
+    }
+    fn embed(
+        &self,
+        texts: &[&str],
+        kind: ragdown_embed::TextKind,
+    ) -> ragdown_embed::Result<Vec<Vec<f32>>> {
+        self.0.embed(texts, kind)
+    }
+    fn loading(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn a_search_while_the_model_loads_says_it_is_keyword_only() {
+    let (hybrid, docs, _x) =
+        index_of(&[("ops/backups.md", "# Backups\n\nRun pg_restore twice.\n")]);
+    assert_eq!(keyword_only(&hybrid), None);
+    let data = tempfile::tempdir().unwrap();
+    let loading = synced(
+        docs.path(),
+        data.path(),
+        Arc::new(StillLoading(HashEmbedder::new(256))),
+    );
+    let why = keyword_only(&loading).unwrap();
+    assert!(why.contains("still loading"), "{why}");
+    let hits = search(&loading, "pg_restore twice", &SearchOptions::default()).unwrap();
+    assert_eq!(paths(&hits), ["ops/backups.md:3"]);
+    assert_eq!(
+        hits[0].similarity, 0.0,
+        "keyword matches carry no similarity"
+    );
 }

@@ -116,6 +116,10 @@ pub struct Recall {
     pub hits: Vec<FoundHit>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub indexing: Option<SyncProgress>,
+    /// Why these hits are keyword matches with no similarity (the model still loading, or
+    /// unable to load); absent for a hybrid search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyword_only: Option<String>,
 }
 
 /// Lines of one document, as `ragdown_read_doc` returns them.
@@ -422,6 +426,7 @@ mod tests {
         let alone = Recall {
             hits: vec![FoundHit::alone(hit("ops/backups.md", None))],
             indexing: None,
+            keyword_only: None,
         };
         assert_eq!(
             json_text(&alone),
@@ -434,6 +439,7 @@ mod tests {
                 hit("ops/backups.md", Some("ragdown_write")),
             )],
             indexing: None,
+            keyword_only: None,
         };
         let v: serde_json::Value = serde_json::from_str(&json_text(&merged)).unwrap();
         assert_eq!(v["hits"][0]["folder"], "work");

@@ -144,6 +144,9 @@ pub fn recall_text(recall: &Recall, max_chars: usize) -> String {
             p.describe()
         ));
     }
+    if let Some(why) = &recall.keyword_only {
+        text = format!("({why})\n\n{text}");
+    }
     text
 }
 

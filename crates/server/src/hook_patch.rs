@@ -6,7 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::HookSettings;
-use crate::patch::{Change, Ratio, Score};
+use crate::patch::{Change, NonNegative, Ratio, Score};
 
 /// Hook values set over another layer's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -18,6 +18,9 @@ pub struct HookPatch {
     pub min_score: Change<Score>,
     #[serde(skip_serializing_if = "Change::is_keep")]
     pub min_ratio: Change<Ratio>,
+    /// The main gate (`RAGDOWN_HOOK_MIN_EVIDENCE`).
+    #[serde(skip_serializing_if = "Change::is_keep")]
+    pub min_evidence: Change<NonNegative>,
     #[serde(skip_serializing_if = "Change::is_keep")]
     pub max_chars: Change<usize>,
 }
@@ -29,6 +32,7 @@ impl HookPatch {
             top_k: Change::Reset,
             min_score: Change::Reset,
             min_ratio: Change::Reset,
+            min_evidence: Change::Reset,
             max_chars: Change::Reset,
         }
     }
@@ -43,6 +47,7 @@ impl HookPatch {
             top_k: self.top_k.then(later.top_k),
             min_score: self.min_score.then(later.min_score),
             min_ratio: self.min_ratio.then(later.min_ratio),
+            min_evidence: self.min_evidence.then(later.min_evidence),
             max_chars: self.max_chars.then(later.max_chars),
         }
     }
@@ -60,7 +65,10 @@ impl HookPatch {
                 .min_ratio
                 .value()
                 .map_or(base.min_ratio, |r| r.0 as f32),
-            min_evidence: base.min_evidence,
+            min_evidence: self
+                .min_evidence
+                .value()
+                .map_or(base.min_evidence, |e| e.0 as f32),
             max_chars: self.max_chars.or(base.max_chars),
         }
     }

@@ -99,6 +99,24 @@ impl<'de> Deserialize<'de> for Score {
     }
 }
 
+/// A number of 0 or more (`min_evidence`: a share of the prompt's terms plus a weighted rise,
+/// so it may pass 1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NonNegative(pub f64);
+
+impl<'de> Deserialize<'de> for NonNegative {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let x = f64::deserialize(d)?;
+        if x.is_finite() && x >= 0.0 {
+            Ok(Self(x))
+        } else {
+            Err(D::Error::custom(format!(
+                "must be a number of 0 or more, not {x}"
+            )))
+        }
+    }
+}
+
 /// A name that is not blank (an embedder's).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Name(pub String);

@@ -263,6 +263,7 @@ pub fn run(engine: &Engine, name: &str, args: Value) -> Result<Answer, ToolError
             let recall = Recall {
                 hits: hits.into_iter().map(FoundHit::alone).collect(),
                 indexing: engine.indexing(),
+                keyword_only: ragdown_search::keyword_only(&engine.index),
             };
             Answer::Recall(recall, recall_view(&a, &engine.settings()))
         }

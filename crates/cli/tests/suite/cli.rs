@@ -51,6 +51,13 @@ fn onnxruntime_wheel() -> std::path::PathBuf {
     ))
 }
 
+/// Serves `bytes` where ragdown downloads the `onnxruntime` wheel from (PyPI's path).
+fn serve_wheel(bytes: Vec<u8>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let wheel = onnxruntime_wheel();
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    serve_file(format!("/packages/cp312/o/onnxruntime/{name}"), bytes)
+}
+
 /// A models folder holding the test model but no runtime.
 fn models_with_minilm() -> tempfile::TempDir {
     let models = tempfile::tempdir().unwrap();
@@ -75,12 +82,7 @@ fn minilm_without_runtime(
 
 #[test]
 fn a_machine_without_onnx_runtime_downloads_it_once_checks_it_and_runs_on_it() {
-    let wheel = onnxruntime_wheel();
-    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
-    let (base, served) = serve_file(
-        format!("/packages/cp312/o/onnxruntime/{name}"),
-        std::fs::read(&wheel).unwrap(),
-    );
+    let (base, served) = serve_wheel(std::fs::read(onnxruntime_wheel()).unwrap());
     let docs = notes();
     let data = tempfile::tempdir().unwrap();
     let models = models_with_minilm();
@@ -121,12 +123,7 @@ fn a_machine_without_onnx_runtime_downloads_it_once_checks_it_and_runs_on_it() {
 /// a first start needs, checks they embed, and a later start downloads nothing.
 #[test]
 fn ragdown_model_fetches_what_a_first_start_needs_ahead_of_time() {
-    let wheel = onnxruntime_wheel();
-    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
-    let (base, served) = serve_file(
-        format!("/packages/cp312/o/onnxruntime/{name}"),
-        std::fs::read(&wheel).unwrap(),
-    );
+    let (base, served) = serve_wheel(std::fs::read(onnxruntime_wheel()).unwrap());
     let data = tempfile::tempdir().unwrap();
     let models = models_with_minilm();
     let run = || {
@@ -157,12 +154,10 @@ fn ragdown_model_fetches_what_a_first_start_needs_ahead_of_time() {
 
 #[test]
 fn a_tampered_onnx_runtime_download_is_refused_with_what_to_do() {
-    let wheel = onnxruntime_wheel();
-    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
-    let mut bytes = std::fs::read(&wheel).unwrap();
+    let mut bytes = std::fs::read(onnxruntime_wheel()).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
-    let (base, served) = serve_file(format!("/packages/cp312/o/onnxruntime/{name}"), bytes);
+    let (base, served) = serve_wheel(bytes);
     let docs = notes();
     let data = tempfile::tempdir().unwrap();
     let models = models_with_minilm();
@@ -297,6 +292,29 @@ fn no_model_and_no_network_is_a_clear_error() {
     assert!(stderr.contains("download of http://127.0.0.1:9/onnx-community/granite-embedding-small-english-r2-ONNX/resolve/main/onnx/model_quantized.onnx failed"), "{stderr}");
 }
 
+/// An offline first start with no ONNX Runtime installed: one short message that says what
+/// failed, from where, and the one variable to set — once.
+#[test]
+fn an_offline_first_start_says_what_failed_once() {
+    let docs = notes();
+    let data = tempfile::tempdir().unwrap();
+    let models = models_with_minilm();
+    let out = minilm_without_runtime(data.path(), models.path(), "http://127.0.0.1:9")
+        .arg("index")
+        .arg(docs.path())
+        .assert()
+        .failure();
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("ONNX Runtime is not installed here and its download failed (http://127.0.0.1:9/packages/")
+            && stderr.contains("the server could not be reached"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("ORT_DYLIB_PATH").count(), 1, "{stderr}");
+    // Was over 600, the advice twice; the URL alone is ~120.
+    assert!(stderr.len() < 450, "{} characters: {stderr}", stderr.len());
+}
+
 #[test]
 fn an_unknown_embedder_lists_the_choices() {
     let docs = notes();
@@ -338,7 +356,13 @@ fn query_and_status_fall_back_to_keyword_search_when_the_model_no_longer_loads()
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(stdout.starts_with("[1] ops/backups.md:10-10"), "{stdout}");
+    // The hits say first that they are keyword matches, and why.
+    assert!(
+        stdout.starts_with(
+            "(keyword (BM25) matches only, with no similarity: the embedding model could not load"
+        ) && stdout.contains("\n[1] ops/backups.md:10-10"),
+        "{stdout}"
+    );
     assert!(stderr.contains("keyword (BM25) searches only"), "{stderr}");
     let out = broken().arg("status").arg(docs.path()).assert().success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();

@@ -1033,18 +1033,28 @@ async fn folder_endpoints_over_streamable_http() {
     client.cancel().await.unwrap();
 
     // Human-only and missing folders answer the same 404; bare /mcp says to pick one.
+    // A human-only folder and a missing one answer alike, and say how to turn MCP on.
+    let mut answers = Vec::new();
     for path in ["/mcp/home", "/mcp/nope"] {
         // Sent as written: an HTTP client library would resolve `%2e%2e` itself.
         let (code, body) = s.raw_tcp("POST", path, "{}");
         assert_eq!(code, 404, "{path}: {body}");
         assert!(
-            body.contains("Not found: no folder with MCP turned on at this path"),
+            body.contains("Not found: no folder with MCP turned on at this path")
+                && body.contains("{ \\\"mcp\\\": true } in its .ragdown.json"),
             "{path}: {body}"
         );
+        answers.push(body);
     }
+    assert_eq!(answers[0], answers[1]);
     let (code, body) = s.call(Method::POST, "/mcp", Some(json!({})), true).await;
     assert_eq!(code, StatusCode::NOT_FOUND);
-    assert_eq!(body["error"], "Pick a folder: /mcp/<folder>");
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("Pick a folder: /mcp/<folder>")
+            && error.contains("RAGDOWN_ROOT_MCP=true"),
+        "{error}"
+    );
 
     // Turning MCP on for a folder opens its endpoint at once.
     let (code, _) = s
@@ -2144,4 +2154,134 @@ async fn mcp_requests_wait_for_the_model_while_it_loads() {
     let (code, body) = s.raw_tcp("POST", "/mcp/work", init);
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("ragdown-work"), "{body}");
+}
+
+/// `RAGDOWN_DOCS_DIR` is the folder for `stdio` but the directory of folders for `serve`: the
+/// start-up log names the Markdown left at its top, and one request makes a folder of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loose_files_are_named_at_start_up_and_become_a_folder_in_one_step() {
+    let s = Serve::start(&[]).await;
+    let log = s.log.lock().unwrap().clone();
+    assert!(
+        log.contains("1 Markdown file at the top of")
+            && log.contains("is not in a folder, so not indexed: loose.md.")
+            && log.contains("RAGDOWN_DOCS_DIR is the directory of folders"),
+        "{log}"
+    );
+    write(s.docs.path(), "loose-b.md", "# B\n\nSee [[loose]].\n");
+    // Nothing moves when a file would be replaced.
+    write(s.docs.path(), "home/loose.md", "# Home's own\n");
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/loose",
+            Some(json!({"folder": "home"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("home/loose.md exists already"),
+        "{body}"
+    );
+    assert!(s.docs.path().join("loose.md").is_file() && s.docs.path().join("loose-b.md").is_file());
+    let (code, _) = s
+        .call(Method::POST, "/api/loose", Some(json!({})), true)
+        .await;
+    assert_eq!(code, StatusCode::BAD_REQUEST);
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/loose",
+            Some(json!({"folder": "inbox"})),
+            false,
+        )
+        .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
+
+    let (code, body) = s
+        .call(
+            Method::POST,
+            "/api/loose",
+            Some(json!({"folder": "inbox"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    assert_eq!(body["moved"], json!(["inbox/loose-b.md", "inbox/loose.md"]));
+    assert_eq!(body["folder"]["name"], "inbox");
+    let (_, list) = s.get("/api/folders").await;
+    assert_eq!(list["loose_files"], json!([]));
+    // Indexed, and the link between them still resolves.
+    let (code, backlinks) = s.get("/api/backlinks?path=inbox/loose.md").await;
+    assert_eq!(code, StatusCode::OK, "{backlinks}");
+    assert!(
+        backlinks.to_string().contains("inbox/loose-b.md"),
+        "{backlinks}"
+    );
+    let (code, _) = s
+        .call(
+            Method::POST,
+            "/api/loose",
+            Some(json!({"folder": "inbox"})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::NOT_FOUND);
+}
+
+/// The hook's main gate (`RAGDOWN_HOOK_MIN_EVIDENCE`, which the README and `ragdown eval` tell
+/// people to tune) is set where every other hook setting is: the server's settings and a
+/// folder's, over HTTP, and it takes effect at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hook_gate_is_set_where_settings_are_set() {
+    let s = Serve::start(&[("RAGDOWN_HOOK_MIN_EVIDENCE", "0.4")]).await;
+    let prompt = json!({"prompt": "run pg_restore twice after the nightly snapshots"});
+    let (_, status) = s.call(Method::GET, "/api/status", None, false).await;
+    assert_eq!(status["settings"]["env"]["hook"]["min_evidence"], 0.4);
+
+    let (code, out) = s
+        .call(
+            Method::PATCH,
+            "/api/settings",
+            Some(json!({"hook": {"min_evidence": 50}})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{out}");
+    assert_eq!(out["settings"]["hook"]["min_evidence"], 50.0);
+    assert_eq!(out["settings"]["saved"]["hook"]["min_evidence"], 50.0);
+    let client = s.mcp("/mcp/work").await;
+    let (_, text) = tool(&client, "ragdown_context", prompt.clone()).await;
+    assert!(!text.contains("backups.md"), "gated out: {text}");
+
+    let (code, out) = s
+        .call(
+            Method::PATCH,
+            "/api/folders/work",
+            Some(json!({"hook": {"min_evidence": 0}})),
+            true,
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{out}");
+    assert_eq!(out["folder"]["hook"]["min_evidence"], 0.0);
+    let (_, text) = tool(&client, "ragdown_context", prompt).await;
+    assert!(text.contains("backups.md"), "the folder's own gate: {text}");
+    client.cancel().await.unwrap();
+
+    for bad in [json!({"min_evidence": -1}), json!({"min_evidence": "high"})] {
+        let (code, body) = s
+            .call(
+                Method::PATCH,
+                "/api/settings",
+                Some(json!({ "hook": bad })),
+                true,
+            )
+            .await;
+        assert_eq!(code, StatusCode::BAD_REQUEST, "{body}");
+        assert!(body.to_string().contains("hook.min_evidence"), "{body}");
+    }
 }

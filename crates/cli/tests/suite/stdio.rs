@@ -1084,6 +1084,26 @@ async fn a_model_that_no_longer_loads_leaves_keyword_search_over_what_was_indexe
     )
     .await;
     assert!(!err && hits.contains("ops/backups.md"), "{hits}");
+    // Its hits say they are keyword matches, and why, rather than "similarity 0.00" alone.
+    assert!(
+        hits.starts_with(
+            "(keyword (BM25) matches only, with no similarity: the embedding model could not load"
+        ),
+        "{hits}"
+    );
+    let (_, json_hits) = harness::call_tool(
+        &client,
+        "ragdown_recall",
+        json!({"query": "pg_restore twice", "format": "json"}),
+    )
+    .await;
+    let json_hits: Value = serde_json::from_str(&json_hits).unwrap();
+    assert!(
+        json_hits["keyword_only"]
+            .as_str()
+            .is_some_and(|why| why.contains("ORT_DYLIB_PATH")),
+        "{json_hits}"
+    );
     // The changed document keeps its indexed text; the new one waits for the model.
     let (_, hits) = harness::call_tool(&client, "ragdown_recall", json!({"query": "weekly"})).await;
     assert!(hits.contains("ops/pg.md"), "{hits}");

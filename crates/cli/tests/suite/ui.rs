@@ -342,12 +342,37 @@ async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
     assert!(cards.contains("3 documents"), "{cards}");
     screenshot(&c, "folders").await;
     // A loose file can be deleted from the list, after a question.
+    write(ui.docs.path(), "stray.md", b"# Stray\n\nSee [[loose]].\n");
+    c.refresh().await.unwrap();
+    wait_until(
+        &c,
+        "return document.querySelectorAll('ul.loose li').length === 2",
+    )
+    .await;
+    screenshot(&c, "loose-files").await;
     let loose = wait_for(&c, "ul.loose li").await.text().await.unwrap();
     assert!(loose.starts_with("loose.md"), "{loose}");
     click(&c, Locator::Css("ul.loose button")).await;
     c.accept_alert().await.unwrap();
-    wait_until(&c, "return !document.querySelector('ul.loose')").await;
+    wait_until(
+        &c,
+        "return document.querySelectorAll('ul.loose li').length === 1",
+    )
+    .await;
     assert!(!ui.docs.path().join("loose.md").exists());
+    // The rest become a folder in one step, which opens.
+    fill(&c, ".adopt-loose input", "inbox").await;
+    click_button(&c, "Move into a folder").await;
+    wait_until(
+        &c,
+        "return document.querySelector('h1')?.textContent === 'inbox' && !!document.querySelector('ul.tree')",
+    )
+    .await;
+    assert!(ui.docs.path().join("inbox/stray.md").is_file());
+    assert!(!ui.docs.path().join("stray.md").exists());
+    c.goto(&ui.base).await.unwrap();
+    wait_for(&c, "ul.cards").await;
+    wait_until(&c, "return !document.querySelector('ul.loose')").await;
 
     // The folder's tree, then a document.
     click(&c, Locator::LinkText("work")).await;
@@ -905,15 +930,29 @@ async fn folders_create_configure_copy_mcp_rename_and_delete() {
     .await;
     screenshot(&c, "folder-settings").await;
 
-    // MCP on: the config to copy names the endpoint and carries the header.
+    // MCP on: the config to copy names the endpoint and carries the header, reading the token
+    // from the environment rather than showing it; the hooks and the Inspector's flag are there.
     click_button(&c, "Copy MCP config").await;
     let config = wait_for(&c, ".mcp-config").await.text().await.unwrap();
     assert!(
         config.contains(&format!(
             "claude mcp add --transport http ragdown-team {}/mcp/team",
             ui.base
-        )) && config.contains(&format!("Bearer {TOKEN}"))
+        )) && config.contains("--header \"Authorization: Bearer $RAGDOWN_TOKEN\"")
+            && config.contains("\"Authorization\": \"Bearer ${RAGDOWN_TOKEN}\"")
             && config.contains("\"mcpServers\""),
+        "{config}"
+    );
+    assert!(
+        !config.contains(TOKEN),
+        "the token is never shown: {config}"
+    );
+    assert!(
+        config.contains("\"UserPromptSubmit\"")
+            && config.contains("\"server\": \"ragdown-team\"")
+            && config.contains("\"format\": \"claude-code\"")
+            && config.contains("\"matcher\": \"compact\"")
+            && config.contains("--transport http"),
         "{config}"
     );
     screenshot(&c, "mcp-config").await;

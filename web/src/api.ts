@@ -121,7 +121,14 @@ export interface Status {
   chunks?: number;
   syncing?: boolean;
   /// The running syncs' files read and sections indexed (a first index, a rebuild).
-  progress?: { files_done: number; files_total: number; sections_done: number; sections_total: number };
+  progress?: {
+    files_done: number;
+    files_total: number;
+    sections_done: number;
+    sections_total: number;
+    bytes_done: number;
+    bytes_total: number;
+  };
   embedder?: string | null;
   settings?: { root_mcp?: boolean };
 }

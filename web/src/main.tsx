@@ -51,9 +51,9 @@ function Banner(props: { status: Status }) {
   const s = props.status;
   if (s.ready && !s.syncing) return null;
   const p = s.progress;
-  // Sections are the slow stage (embedding); files are read first, so a file count alone
-  // would reach its end long before the index does.
-  const [done, total] = p ? (p.sections_total > 0 ? [p.sections_done, p.sections_total] : [p.files_done, p.files_total]) : [0, 0];
+  // The share done is counted in bytes, known before any file is read and moving within a
+  // large one: the sections read so far would make a fraction whose whole keeps growing.
+  const percent = p && p.bytes_total > 0 ? Math.floor((100 * Math.min(p.bytes_done, p.bytes_total)) / p.bytes_total) : null;
   return (
     <div class="banner" role="status">
       {!s.ready ? (
@@ -63,9 +63,10 @@ function Banner(props: { status: Status }) {
         "Indexing: listing the folder…"
       ) : p ? (
         <>
-          Indexing: {p.files_done} of {p.files_total} files read
-          {p.sections_total > 0 && `, ${p.sections_done} of ${p.sections_total} sections indexed`}.{" "}
-          <progress max={total} value={done} aria-label="Indexing progress" />
+          Indexing: {percent !== null && `${percent}% done, `}
+          {p.files_done} of {p.files_total} files read
+          {p.sections_done > 0 && `, ${p.sections_done} sections indexed`}.{" "}
+          {percent !== null && <progress max={100} value={percent} aria-label="Indexing progress" />}
         </>
       ) : (
         `Indexing… ${s.files ?? 0} files, ${s.chunks ?? 0} sections so far.`

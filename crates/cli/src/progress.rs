@@ -38,8 +38,9 @@ impl ragdown_embed::download::Progress for DownloadBar {
 /// How often a sync's progress is printed as a plain line when stderr is not a terminal.
 const LINE_EVERY: Duration = Duration::from_secs(5);
 
-/// Runs a sync while showing its progress on stderr: a bar of sections indexed (the stage
-/// that takes the time: embedding) with files read beside it on a terminal; otherwise, for a
+/// Runs a sync while showing its progress on stderr: a bar of the share done (by the bytes of
+/// the files to index, counted before any is read and moving as a large file's sections are
+/// embedded) with files read and sections indexed beside it on a terminal; otherwise, for a
 /// sync that lasts, a line every few seconds. A sync with nothing to do shows nothing.
 pub fn sync_with_bar(index: &Index) -> ragdown_index::Result<SyncReport> {
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -49,7 +50,7 @@ pub fn sync_with_bar(index: &Index) -> ragdown_index::Result<SyncReport> {
         ProgressBar::hidden()
     };
     bar.set_style(
-        ProgressStyle::with_template("indexing {bar:30} {pos}/{len} sections, {msg} {elapsed}")
+        ProgressStyle::with_template("indexing {bar:30} {percent}% {msg} {elapsed}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     // The poller waits on this channel between looks, so the end of a sync (often a few
@@ -63,9 +64,12 @@ pub fn sync_with_bar(index: &Index) -> ragdown_index::Result<SyncReport> {
                 wait.recv_timeout(Duration::from_millis(100))
             {
                 if let Some(p) = index.sync_progress() {
-                    bar.set_length(p.sections_total as u64);
-                    bar.set_position(p.sections_done as u64);
-                    bar.set_message(format!("{} of {} files read", p.files_done, p.files_total));
+                    bar.set_length(p.bytes_total);
+                    bar.set_position(p.bytes_done);
+                    bar.set_message(format!(
+                        "{} of {} files read, {} sections indexed",
+                        p.files_done, p.files_total, p.sections_done
+                    ));
                     if !terminal && last_line.elapsed() >= LINE_EVERY {
                         eprintln!(
                             "ragdown: {} ({} s)",

@@ -680,6 +680,8 @@ impl Index {
             files_total: s.files_total.load(Relaxed),
             sections_done: s.sections_done.load(Relaxed),
             sections_total: s.sections_total.load(Relaxed),
+            bytes_done: s.bytes_done.load(Relaxed),
+            bytes_total: s.bytes_total.load(Relaxed),
         };
         if s.syncing.load(Relaxed) && progress.files_total > 0 {
             return Some(progress);

@@ -135,6 +135,11 @@ pub struct SyncStatus {
     /// stage that takes the time (embedding).
     pub sections_total: AtomicUsize,
     pub sections_done: AtomicUsize,
+    /// Bytes of the files the running sync looks at, counted from the listing before any is
+    /// read, and how many of them are done — moving within a file as its sections are
+    /// embedded: the one fraction known from the start.
+    pub bytes_total: AtomicU64,
+    pub bytes_done: AtomicU64,
     /// Unix milliseconds of the last finished sync; 0 = never.
     pub last_sync_ms: AtomicU64,
 }
@@ -144,8 +149,13 @@ pub struct SyncStatus {
 pub struct SyncProgress {
     pub files_done: usize,
     pub files_total: usize,
+    /// Sections indexed so far, of those read so far: `sections_total` grows while files are
+    /// read, so it is no fraction of the whole; `percent` is.
     pub sections_done: usize,
     pub sections_total: usize,
+    /// Bytes done of the bytes to index, known from the start.
+    pub bytes_done: u64,
+    pub bytes_total: u64,
 }
 
 impl SyncProgress {
@@ -157,24 +167,36 @@ impl SyncProgress {
             files_total: a.files_total + b.files_total,
             sections_done: a.sections_done + b.sections_done,
             sections_total: a.sections_total + b.sections_total,
+            bytes_done: a.bytes_done + b.bytes_done,
+            bytes_total: a.bytes_total + b.bytes_total,
         })
     }
 
-    /// `indexing: 40 of 160 files read, 300 of 719 sections indexed so far`, or before the
-    /// files are counted `indexing: listing the folder, 0 files read so far`.
+    /// How much of the sync is done, 0–100, by the bytes of the files it looks at (counted
+    /// before any is read, and moving within a large file); `None` before they are counted.
+    pub fn percent(&self) -> Option<u8> {
+        (self.bytes_total > 0).then(|| {
+            let share = self.bytes_done.min(self.bytes_total) as f64 / self.bytes_total as f64;
+            (share * 100.0).floor() as u8
+        })
+    }
+
+    /// `indexing: 25% done, 40 of 160 files read, 300 sections indexed so far`, or before
+    /// the files are counted `indexing: listing the folder, 0 files read so far`.
     pub fn describe(&self) -> String {
         if self.files_total == 0 {
             return "indexing: listing the folder, 0 files read so far".into();
         }
-        let mut text = format!(
-            "indexing: {} of {} files read",
+        let mut text = "indexing: ".to_string();
+        if let Some(percent) = self.percent() {
+            text.push_str(&format!("{percent}% done, "));
+        }
+        text.push_str(&format!(
+            "{} of {} files read",
             self.files_done, self.files_total
-        );
-        if self.sections_total > 0 {
-            text.push_str(&format!(
-                ", {} of {} sections indexed",
-                self.sections_done, self.sections_total
-            ));
+        ));
+        if self.sections_done > 0 {
+            text.push_str(&format!(", {} sections indexed", self.sections_done));
         }
         text.push_str(" so far");
         text

@@ -369,11 +369,17 @@ impl Index {
         self.status.files_done.store(0, Ordering::Relaxed);
         self.status.sections_total.store(0, Ordering::Relaxed);
         self.status.sections_done.store(0, Ordering::Relaxed);
+        let bytes_total: u64 = candidates.iter().map(|f| f.size).sum();
+        self.status
+            .bytes_total
+            .store(bytes_total, Ordering::Relaxed);
+        self.status.bytes_done.store(0, Ordering::Relaxed);
 
         let mut batch: Vec<Prepared> = Vec::new();
         let mut batch_texts = 0;
         for entry in candidates {
             self.serve_urgent(&mut run)?;
+            let waiting = batch.len();
             // A path indexed for a writer meanwhile is already level with the disk.
             if !run.urgent_done.contains(&entry.path) {
                 let (sections, texts) =
@@ -382,6 +388,13 @@ impl Index {
                 self.status
                     .sections_total
                     .fetch_add(sections, Ordering::Relaxed);
+            }
+            // A file that needs no embedding is done once read; one in the batch is done as
+            // its sections are embedded (`write_batch`).
+            if batch.len() == waiting {
+                self.status
+                    .bytes_done
+                    .fetch_add(entry.size, Ordering::Relaxed);
             }
             if batch_texts >= BATCH_TEXTS {
                 self.write_batch(&mut run, std::mem::take(&mut batch), true)?;
@@ -585,6 +598,12 @@ impl Index {
         // Set when the model could not load: documents needing new vectors keep their old
         // records (or stay out) until it is back.
         let mut embedding_off: Option<String> = None;
+        // The batch's sections and bytes count as done in step with its texts embedded, so a
+        // single large file moves the progress too; what is left is counted below.
+        let mut sections_credit = Credit::new(batch.iter().map(|p| p.chunks.len() as u64).sum());
+        let mut bytes_credit = Credit::new(batch.iter().map(|p| p.record.size).sum());
+        let texts_to_embed = missing.len() as u64;
+        let mut texts_embedded = 0u64;
         if !missing.is_empty() {
             let missing_pieces = missing.len() - missing_chunks;
             // Similar lengths together: each slice pads little, as one big call would.
@@ -604,7 +623,16 @@ impl Index {
                     }
                     Err(e) => return Err(e.into()),
                 }
+                texts_embedded += slice.len() as u64;
                 if serve_writers {
+                    // Kept short of the whole: the batch is done when it is written.
+                    let share = (texts_embedded, texts_to_embed + 1);
+                    self.status
+                        .sections_done
+                        .fetch_add(sections_credit.to(share) as usize, Ordering::Relaxed);
+                    self.status
+                        .bytes_done
+                        .fetch_add(bytes_credit.to(share), Ordering::Relaxed);
                     self.serve_urgent(run)?;
                 }
             }
@@ -617,12 +645,15 @@ impl Index {
                 run.report.embedded_pieces += missing_pieces;
             }
         }
+        if serve_writers {
+            self.status
+                .sections_done
+                .fetch_add(sections_credit.rest() as usize, Ordering::Relaxed);
+            self.status
+                .bytes_done
+                .fetch_add(bytes_credit.rest(), Ordering::Relaxed);
+        }
         for p in batch {
-            if serve_writers {
-                self.status
-                    .sections_done
-                    .fetch_add(p.chunks.len(), Ordering::Relaxed);
-            }
             // Indexed for a writer while this batch was embedded: this reading is stale.
             if run.urgent_done.contains(&p.record.path) {
                 continue;
@@ -793,6 +824,37 @@ pub(crate) fn may_have_changed(file: &FileEntry, record: Option<&DocumentRecord>
             || (ragdown_convert::Format::from_path(&file.path).is_some()
                 && !d.hash.starts_with(converted_hash_prefix()))
     })
+}
+
+/// A quantity (a batch's sections or bytes) counted as done in steps: `to` moves it to a share
+/// of the whole and returns the step, `rest` what is left; the steps add up to the whole.
+struct Credit {
+    whole: u64,
+    given: u64,
+}
+
+impl Credit {
+    fn new(whole: u64) -> Self {
+        Self { whole, given: 0 }
+    }
+
+    /// The step up to `done / of` of the whole (never past it, never back).
+    fn to(&mut self, (done, of): (u64, u64)) -> u64 {
+        let target = if of == 0 {
+            0
+        } else {
+            (self.whole as u128 * done.min(of) as u128 / of as u128) as u64
+        };
+        let step = target.saturating_sub(self.given);
+        self.given += step;
+        step
+    }
+
+    fn rest(&mut self) -> u64 {
+        let step = self.whole - self.given;
+        self.given = self.whole;
+        step
+    }
 }
 
 #[cfg(test)]

@@ -1276,3 +1276,66 @@ fn a_pgvector_pool_is_filled_from_the_records_and_follows_every_write() {
     index.sync().unwrap();
     check(5, Allowed::All, None);
 }
+
+/// Progress is a fraction whose whole is counted before any file is read (the bytes to
+/// index), and it moves while one large file's sections are embedded, instead of showing
+/// "0 of N" until the file is done.
+#[test]
+fn progress_moves_within_a_large_file_and_its_whole_is_known_first() {
+    use std::time::Duration;
+    let f = Fixture::new();
+    let sections: String = (0..200)
+        .map(|i| format!("## Part {i}\n\nPart {i} says something about subject {i}.\n\n"))
+        .collect();
+    f.write("big.md", &format!("# Big\n\n{sections}"));
+    f.write("small.md", "# Small\n\nA line.\n");
+    let bytes: u64 = ["big.md", "small.md"]
+        .iter()
+        .map(|p| std::fs::metadata(f.docs.path().join(p)).unwrap().len())
+        .sum();
+    let index = Arc::new(
+        Index::open(
+            f.settings(1 << 20),
+            Arc::new(SlowEmbedder {
+                inner: HashEmbedder::new(64),
+                per_text: Duration::from_millis(3),
+            }),
+        )
+        .unwrap(),
+    );
+    let sync = {
+        let index = index.clone();
+        std::thread::spawn(move || index.sync())
+    };
+    let mut seen = Vec::new();
+    while !sync.is_finished() {
+        if let Some(p) = index.sync_progress()
+            && p.files_total > 0
+        {
+            assert_eq!(p.bytes_total, bytes, "the whole is counted first: {p:?}");
+            seen.push(p);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    sync.join().unwrap().unwrap();
+    // Both files make one batch: while it was embedded, the share done and the sections
+    // indexed rose step by step (before, both jumped from nothing to all at its end).
+    let percents: Vec<u8> = seen.iter().filter_map(|p| p.percent()).collect();
+    let between: std::collections::BTreeSet<u8> = percents
+        .iter()
+        .copied()
+        .filter(|p| (1..100).contains(p))
+        .collect();
+    assert!(between.len() >= 3, "{between:?} in {} samples", seen.len());
+    assert!(
+        percents.windows(2).all(|w| w[0] <= w[1]),
+        "never backwards: {percents:?}"
+    );
+    let sections: std::collections::BTreeSet<usize> = seen
+        .iter()
+        .filter(|p| p.sections_done > 0 && p.sections_done < p.sections_total)
+        .map(|p| p.sections_done)
+        .collect();
+    assert!(sections.len() >= 3, "{sections:?}");
+    assert!(seen.iter().all(|p| p.bytes_done <= p.bytes_total));
+}

@@ -41,7 +41,7 @@ fn fixture(docs: &Path) {
     write(
         docs,
         "work/backups.md",
-        b"# Backups\n\nNightly snapshots of every database.\n\n## Restore\n\nTo restore a lighthouse snapshot, run pg_restore twice and check the row counts.\n",
+        b"# Backups\n\nNightly snapshots of every database.\n\n## Restore\n\nTo restore a lighthouse snapshot, run `pg_restore` **twice** and check the row counts.\n",
     );
     write(docs, "work/img/logo.png", PNG);
     write(docs, "home/garden.md", b"# Garden\n\nTomatoes need sun.\n");
@@ -392,6 +392,10 @@ async fn sign_in_browse_read_follow_a_wikilink_and_go_back() {
         properties.contains("owner") && properties.contains("infra"),
         "{properties}"
     );
+    // The tags are shown once, as chips, not also as a property row.
+    assert!(!properties.contains("tags"), "{properties}");
+    let tags = wait_for(&c, "p.tags").await.text().await.unwrap();
+    assert_eq!(tags, "#ops");
     // The image came through /api/file with the token, as a blob, and decoded.
     wait_until(
         &c,
@@ -455,6 +459,16 @@ async fn search_opens_a_hit_at_its_section() {
         "return location.pathname === '/search' && !!document.querySelector('ol.hits li')",
     )
     .await;
+    // Snippets read as text, not Markdown source.
+    let snippet = wait_for(&c, "ol.hits li .snippet")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        snippet.contains("run pg_restore twice and check") && !snippet.contains('`'),
+        "{snippet}"
+    );
     c.find(Locator::Css("form.search input"))
         .await
         .unwrap()
@@ -691,7 +705,7 @@ async fn edit_save_and_both_answers_to_a_conflict() {
     .await;
     let on_disk = std::fs::read_to_string(&file).unwrap();
     assert!(
-        on_disk.ends_with("twice and check the row counts.\n\nSaved from the browser."),
+        on_disk.ends_with("**twice** and check the row counts.\n\nSaved from the browser."),
         "{on_disk:?}"
     );
 

@@ -126,6 +126,13 @@ async fn not_found() -> ApiError {
     ApiError::not_found("Not found")
 }
 
+async fn no_oauth() -> ApiError {
+    ApiError::not_found(
+        "Not found: ragdown has no OAuth. Send the server's token as the header \
+         Authorization: Bearer <RAGDOWN_TOKEN>",
+    )
+}
+
 async fn method_not_allowed() -> ApiError {
     ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "Method not allowed")
 }
@@ -151,6 +158,9 @@ pub fn router(state: AppState) -> Router {
     open.merge(protected)
         .route("/api", any(not_found))
         .route("/api/{*rest}", any(not_found))
+        // OAuth discovery (`oauth-protected-resource`, `oauth-authorization-server`, …): JSON,
+        // not the web app's page, so such a client reports plainly that there is none.
+        .route("/.well-known/{*rest}", any(no_oauth))
         .fallback(crate::ui::serve)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY))

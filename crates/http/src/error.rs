@@ -58,7 +58,16 @@ impl IntoResponse for ApiError {
         if let Some(code) = self.code {
             body["code"] = json!(code);
         }
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            // RFC 6750: the scheme the client is to use, so an OAuth-aware client (the MCP
+            // Inspector) says a bearer header is needed instead of looking for an OAuth server.
+            response.headers_mut().insert(
+                axum::http::header::WWW_AUTHENTICATE,
+                axum::http::HeaderValue::from_static("Bearer realm=\"ragdown\""),
+            );
+        }
+        response
     }
 }
 

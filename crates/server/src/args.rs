@@ -38,6 +38,7 @@ pub struct RecallArgs {
     pub query: String,
     /// How many sections (1–50, default 8).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
     pub top_k: Option<usize>,
     /// Only documents under this subfolder.
     #[serde(default)]
@@ -63,9 +64,11 @@ pub struct ReadArgs {
     pub path: String,
     /// First line to return (1-based).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub start_line: Option<usize>,
     /// Last line to return.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub end_line: Option<usize>,
     /// Also this many whole sections before the lines asked for (widen a hit).
     #[serde(default)]
@@ -108,6 +111,7 @@ pub struct ListArgs {
     pub sort: ListSort,
     /// Most documents (1–1000, default 100).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<usize>,
 }
 

@@ -142,17 +142,20 @@ pub struct ContextArgs {
     pub format: ContextFormat,
     /// Most sections (1–50, default 4).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
     pub top_k: Option<usize>,
     /// Lowest cosine similarity injected, an extra floor on this model's scale (default: none).
     #[serde(default)]
     pub min_score: Option<f32>,
     /// Lowest share of the best injected hit's similarity (0–1, default 0: off).
     #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
     pub min_ratio: Option<f32>,
     /// Lowest evidence that the prompt's strongest section answers it: the share of the
     /// prompt's rare terms it holds plus its closeness above unrelated prompts' (default 0.75;
     /// the sections after it need 80% of it; `ragdown eval` calibrates it on your own prompts).
     #[serde(default)]
+    #[schemars(range(min = 0.0))]
     pub min_evidence: Option<f32>,
     /// Most characters (default 6000).
     #[serde(default)]

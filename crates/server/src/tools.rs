@@ -395,4 +395,45 @@ mod tests {
             "arguments without a description: {missing:?}"
         );
     }
+
+    /// The bounds the descriptions give are in the schema too, so a client (or a model)
+    /// checking its arguments knows them: every documented "(1–50…)" has its numbers.
+    #[test]
+    fn documented_bounds_are_in_the_schema() {
+        let bounds = |tool: &str, argument: &str| {
+            let property = &definition(tool).unwrap().schema["properties"][argument];
+            (property["minimum"].as_f64(), property["maximum"].as_f64())
+        };
+        assert_eq!(bounds("ragdown_recall", "top_k"), (Some(1.0), Some(50.0)));
+        assert_eq!(bounds("ragdown_context", "top_k"), (Some(1.0), Some(50.0)));
+        assert_eq!(
+            bounds("ragdown_context", "min_ratio"),
+            (Some(0.0), Some(1.0))
+        );
+        assert_eq!(bounds("ragdown_context", "min_evidence"), (Some(0.0), None));
+        assert_eq!(bounds("ragdown_list", "limit"), (Some(1.0), Some(1000.0)));
+        assert_eq!(bounds("ragdown_read_doc", "start_line"), (Some(1.0), None));
+        // Every "(A–B" range written in a description is the schema's.
+        for tool in definitions() {
+            let properties = tool.schema.get("properties").and_then(Value::as_object);
+            for (name, property) in properties.into_iter().flatten() {
+                let description = property["description"].as_str().unwrap_or_default();
+                let Some((low, high)) = description
+                    .split_once('(')
+                    .and_then(|(_, rest)| rest.split_once('–'))
+                else {
+                    continue;
+                };
+                let high: String = high.chars().take_while(char::is_ascii_digit).collect();
+                if let (Ok(low), Ok(high)) = (low.trim().parse::<f64>(), high.parse::<f64>()) {
+                    assert_eq!(
+                        (property["minimum"].as_f64(), property["maximum"].as_f64()),
+                        (Some(low), Some(high)),
+                        "{}.{name}: {description}",
+                        tool.name
+                    );
+                }
+            }
+        }
+    }
 }

@@ -2285,3 +2285,45 @@ async fn the_hook_gate_is_set_where_settings_are_set() {
         assert!(body.to_string().contains("hook.min_evidence"), "{body}");
     }
 }
+
+/// What an OAuth-aware MCP client (the Inspector) meets: a 401 that names the bearer scheme
+/// (RFC 6750) and OAuth discovery answered with JSON 404s, not the web app's page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth_aware_clients_get_a_bearer_challenge_and_json_404s() {
+    let s = Serve::start(&[]).await;
+    for (method, path) in [(Method::POST, "/mcp/work"), (Method::GET, "/api/folders")] {
+        let (code, headers, _) = s.raw(method, path, Some(json!({})), false).await;
+        assert_eq!(code, StatusCode::UNAUTHORIZED, "{path}");
+        let challenge = headers
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        assert!(challenge.starts_with("Bearer"), "{path}: {challenge:?}");
+    }
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp/work",
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ] {
+        for auth in [false, true] {
+            let (code, headers, body) = s.raw(Method::GET, path, None, auth).await;
+            assert_eq!(code, StatusCode::NOT_FOUND, "{path}");
+            assert!(
+                headers["content-type"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("application/json"),
+                "{path}"
+            );
+            let body: Value = serde_json::from_slice(&body).unwrap();
+            assert!(
+                body["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Authorization: Bearer"),
+                "{body}"
+            );
+        }
+    }
+}

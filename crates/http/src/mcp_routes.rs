@@ -98,7 +98,8 @@ fn json_rpc_error(code: i64, message: String) -> Response {
 }
 
 /// A POST whose JSON body is not a JSON-RPC message gets the JSON-RPC answer a client can read
-/// (-32700 parse error, -32600 invalid request) rather than rmcp's bare 415. The body is
+/// (-32700 parse error, -32600 invalid request) rather than rmcp's bare 415, and a request
+/// whose params do not fit its method -32602 rather than "method not found". The body is
 /// already whole (the guard read it), so looking at it costs no waiting.
 async fn check_message(request: Request) -> Result<Request, Response> {
     let json_post = request.method() == axum::http::Method::POST
@@ -123,6 +124,9 @@ async fn check_message(request: Request) -> Result<Request, Response> {
         Ok(v) => v,
         Err(e) => return Err(json_rpc_error(-32700, format!("Parse error: {e}"))),
     };
+    if let Some(refusal) = ragdown_server::mcp::invalid_params(&value) {
+        return Err(axum::Json(refusal).into_response());
+    }
     if let Err(e) = serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value) {
         return Err(json_rpc_error(
             -32600,

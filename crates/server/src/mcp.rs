@@ -129,7 +129,8 @@ impl ServerHandler for McpServer {
 
 /// Serves `host` over stdin/stdout until the client disconnects. Each line of stdin that is
 /// not JSON is answered with JSON-RPC's parse error (-32700, `id` null) instead of being
-/// dropped unanswered; the answers and rmcp's messages reach stdout whole, one line each.
+/// dropped unanswered, and a request whose params do not fit its method with -32602
+/// ([`invalid_params`]); the answers and rmcp's messages reach stdout whole, one line each.
 pub async fn serve_stdio(
     host: Arc<dyn ToolHost>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -144,8 +145,12 @@ pub async fn serve_stdio(
             if line.trim().is_empty() {
                 continue;
             }
-            if serde_json::from_str::<serde_json::Value>(&line).is_err() {
+            let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
                 let _ = refusals.send(parse_error(&line));
+                continue;
+            };
+            if let Some(refusal) = invalid_params(&message) {
+                let _ = refusals.send(refusal.to_string());
                 continue;
             }
             if to_rmcp
@@ -188,6 +193,33 @@ pub async fn serve_stdio(
 }
 
 /// JSON-RPC's answer to a line that is not JSON.
+/// JSON-RPC's invalid-params error (-32602) for a request to a method ragdown serves whose
+/// params do not fit it (`tools/call` without a tool name, `initialize` without its fields).
+/// rmcp would read such a request as a method of its own (a custom request) and answer
+/// "method not found" (-32601), which sends a client looking for the wrong mistake; both
+/// transports ask here first. `None` for anything else, notifications included.
+pub fn invalid_params(message: &serde_json::Value) -> Option<serde_json::Value> {
+    let object = message.as_object()?;
+    let id = object.get("id")?;
+    let method = object.get("method")?.as_str()?;
+    let params = object
+        .get("params")
+        .cloned()
+        .unwrap_or(serde_json::Value::Null);
+    let problem = match method {
+        "initialize" => {
+            serde_json::from_value::<rmcp::model::InitializeRequestParams>(params).err()
+        }
+        "tools/call" => serde_json::from_value::<rmcp::model::CallToolRequestParams>(params).err(),
+        _ => None,
+    }?;
+    Some(serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32602, "message": format!("Invalid params for {method}: {problem}")},
+    }))
+}
+
 fn parse_error(line: &str) -> String {
     serde_json::json!({
         "jsonrpc": "2.0",

@@ -490,5 +490,40 @@ fn stdio_answers_a_line_that_is_not_json() {
     let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
     assert_eq!(answer["id"], 1, "{answer}");
     assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+    // Params that do not fit a method ragdown serves: -32602 with the request's id, not
+    // "method not found"; a method it does not serve is still -32601.
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    for (id, line, want) in [
+        (
+            2,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call"}"#,
+            -32602,
+        ),
+        (
+            3,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}"#,
+            -32602,
+        ),
+        (
+            4,
+            r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{}}"#,
+            -32602,
+        ),
+        (
+            5,
+            r#"{"jsonrpc":"2.0","id":5,"method":"no/such/method"}"#,
+            -32601,
+        ),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+        let answer = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], want, "{line}: {answer}");
+    }
     drop(stdin);
 }

@@ -2017,6 +2017,42 @@ async fn foreign_pages_and_rebound_hosts_are_refused() {
         assert_eq!(v["error"]["code"], want, "{body}");
         assert_eq!(v["jsonrpc"], "2.0");
     }
+    // Params that do not fit a method ragdown serves: -32602, not "method not found"; a
+    // method it does not serve is still -32601.
+    for (payload, want) in [
+        (r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#, -32602),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#,
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"initialize","params":{}}"#,
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}"#,
+            -32601,
+        ),
+    ] {
+        let (_, body) = request_with(
+            &s.base,
+            &format!(
+                "POST /mcp/work HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream"
+            ),
+            payload,
+        );
+        let json = body
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("data:")
+                    .map(str::trim)
+                    .filter(|d| !d.is_empty())
+            })
+            .unwrap_or(&body);
+        let v: Value = serde_json::from_str(json).unwrap_or_else(|_| panic!("{payload}: {body}"));
+        assert_eq!(v["error"]["code"], want, "{payload}: {body}");
+        assert_eq!(v["id"], 7, "{body}");
+    }
 }
 
 /// Loopback only unless RAGDOWN_BIND says otherwise, and the log says so.

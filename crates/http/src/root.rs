@@ -19,7 +19,7 @@ use ragdown_server::context::{ContextArgs, ContextSource, PromptNames, Sessions,
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::mcp::ToolHost;
 use ragdown_server::tools::{self, ADDS, Definition, READ, Scope};
-use ragdown_server::{HookSettings, ToolError, format};
+use ragdown_server::{HookSettings, ToolError};
 use serde_json::{Value, json};
 
 use crate::folders::{Folder, Folders};
@@ -292,6 +292,12 @@ impl ToolHost for RootHost {
             .iter()
             .cloned()
             .map(|mut d| {
+                // Without a folder, stats are every folder's.
+                if d.name == "ragdown_stats" {
+                    let mut either = tools::schema::<ragdown_server::answers::StatsAnswer>();
+                    either.insert("type".into(), json!("object"));
+                    d.output = Some(either);
+                }
                 if d.scope != Scope::Server {
                     let required = d.scope == Scope::Document;
                     if let Some(Value::Object(props)) = d.schema.get_mut("properties") {
@@ -315,6 +321,7 @@ impl ToolHost for RootHost {
             description: "The folders of documents: one line each with its name, title and how many documents it holds. Pass a name as folder to the other tools.",
             schema: serde_json::from_value(json!({"type": "object", "properties": {}}))
                 .unwrap_or_default(),
+            output: Some(tools::schema::<ragdown_server::answers::FolderList>()),
             kind: READ,
             scope: Scope::Server,
         });
@@ -330,6 +337,7 @@ impl ToolHost for RootHost {
                 "required": ["name"]
             }))
             .unwrap_or_default(),
+            output: Some(tools::schema::<ragdown_server::answers::FolderCreated>()),
             kind: ADDS,
             scope: Scope::Server,
         });
@@ -338,7 +346,7 @@ impl ToolHost for RootHost {
         defs
     }
 
-    fn call(&self, name: &str, args: Value) -> Result<String, ToolError> {
+    fn call(&self, name: &str, args: Value) -> Result<Answer, ToolError> {
         let Some(scope) = self
             .definitions()
             .iter()
@@ -386,6 +394,6 @@ impl ToolHost for RootHost {
                 other => return Err(no_root_form(other)),
             },
         };
-        Ok(format::answer_text(&answer))
+        Ok(answer)
     }
 }

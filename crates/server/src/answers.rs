@@ -10,6 +10,7 @@
 
 use ragdown_index::SyncProgress;
 use ragdown_search::Hit;
+use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
 use crate::format::{iso, rounded};
@@ -66,7 +67,8 @@ pub fn best_first(hits: &mut Vec<FoundHit>, limit: usize) {
 
 /// The one JSON shape of a hit (the recall tool's JSON output, `/api/search`, `ragdown query
 /// --json`).
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Hit")]
 struct HitShape<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     folder: Option<&'a str>,
@@ -85,6 +87,16 @@ struct HitShape<'a> {
     text: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     created_by: Option<&'a str>,
+}
+
+/// A hit's schema is its shape's.
+impl JsonSchema for FoundHit {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        HitShape::schema_name()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        HitShape::json_schema(generator)
+    }
 }
 
 impl Serialize for FoundHit {
@@ -111,10 +123,11 @@ impl Serialize for FoundHit {
 
 /// A search's answer: its hits, best first, and how far indexing is while a sync runs (the
 /// hits may then be incomplete).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Recall {
     pub hits: Vec<FoundHit>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<SyncProgressShape>")]
     pub indexing: Option<SyncProgress>,
     /// Why these hits are keyword matches with no similarity (the model still loading, or
     /// unable to load); absent for a hybrid search.
@@ -122,8 +135,21 @@ pub struct Recall {
     pub keyword_only: Option<String>,
 }
 
+/// How far a running sync is, as [`SyncProgress`] serialises (its schema; the index crate
+/// knows nothing of schemas).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct SyncProgressShape {
+    files_done: usize,
+    files_total: usize,
+    sections_done: usize,
+    sections_total: usize,
+    bytes_done: u64,
+    bytes_total: u64,
+}
+
 /// Lines of one document, as `ragdown_read_doc` returns them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ReadDoc {
     pub path: String,
     pub line_start: usize,
@@ -143,14 +169,14 @@ pub struct ReadDoc {
 }
 
 /// The documents that link to one document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Backlinks {
     pub path: String,
     pub backlinks: Vec<Backlink>,
 }
 
 /// One document linking to another, with the lines the links are on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Backlink {
     pub path: String,
     pub title: String,
@@ -158,21 +184,21 @@ pub struct Backlink {
 }
 
 /// A line holding a link, trimmed (and clipped to 240 characters).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LinkLine {
     pub line: u32,
     pub text: String,
 }
 
 /// The documents a listing found: `total` matched, `documents` the first of them shown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Listing {
     pub total: usize,
     pub documents: Vec<Listed>,
 }
 
 /// One document as listings show it (`ragdown_list`, `/api/docs`, `ragdown list --json`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Listed {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
@@ -186,6 +212,7 @@ pub struct Listed {
     pub superseded_by: Vec<String>,
     /// When the file last changed; JSON has it in milliseconds since the epoch (`mtime_ms`).
     #[serde(rename = "mtime_ms", serialize_with = "as_ms")]
+    #[schemars(with = "i64")]
     pub mtime_ns: i64,
     pub size: u64,
     pub chunks: usize,
@@ -196,7 +223,7 @@ fn as_ms<S: Serializer>(mtime_ns: &i64, serializer: S) -> Result<S::Ok, S::Error
 }
 
 /// One folder's statistics (`ragdown_stats`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Stats {
     pub folder: String,
     /// The subfolder a subfolder endpoint serves.
@@ -218,14 +245,14 @@ pub struct Stats {
 }
 
 /// Files done and in all of the sync that runs (or ran last).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 pub struct Progress {
     pub files_done: usize,
     pub files_total: usize,
 }
 
 /// The last sync, as stats report it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LastSyncShape {
     #[serde(flatten)]
     pub counts: Reindexed,
@@ -233,14 +260,14 @@ pub struct LastSyncShape {
 }
 
 /// A document and how many chunks it has.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FileChunks {
     pub path: String,
     pub chunks: usize,
 }
 
 /// Every folder's statistics at once (the root endpoint).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AllStats {
     pub files: usize,
     pub chunks: usize,
@@ -248,7 +275,7 @@ pub struct AllStats {
 }
 
 /// What a sync did, as `ragdown_reindex` and stats report it; several add up.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
 pub struct Reindexed {
     pub added: usize,
     pub updated: usize,
@@ -284,14 +311,14 @@ impl std::ops::AddAssign for Reindexed {
 }
 
 /// A note `ragdown_remember` saved, and the documents it supersedes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Saved {
     pub path: String,
     pub supersedes: Vec<String>,
 }
 
 /// Content `ragdown_ingest` kept as a document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Ingested {
     pub path: String,
     pub lines: usize,
@@ -301,7 +328,7 @@ pub struct Ingested {
 }
 
 /// A document `ragdown_write` created or rewrote.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Written {
     pub path: String,
     pub created: bool,
@@ -310,7 +337,7 @@ pub struct Written {
 }
 
 /// A document `ragdown_edit` changed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Edited {
     pub path: String,
     /// How many passages were replaced.
@@ -319,13 +346,13 @@ pub struct Edited {
 }
 
 /// A document or subfolder `ragdown_delete` removed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Deleted {
     pub path: String,
 }
 
 /// What a move did: folder-relative paths, and the documents whose links were rewritten.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Moved {
     pub from: String,
     pub to: String,
@@ -333,13 +360,13 @@ pub struct Moved {
 }
 
 /// The folders behind the root endpoint that have MCP on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FolderList {
     pub folders: Vec<FolderEntry>,
 }
 
 /// One folder as `ragdown_folders` lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FolderEntry {
     pub name: String,
     pub title: String,
@@ -347,7 +374,7 @@ pub struct FolderEntry {
 }
 
 /// A folder `ragdown_create_folder` made.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FolderCreated {
     pub name: String,
 }
@@ -373,6 +400,44 @@ pub enum Answer {
     Moved(Moved),
     Folders(FolderList),
     FolderCreated(FolderCreated),
+}
+
+impl Answer {
+    /// The answer as data, for an MCP client that reads `structuredContent` beside the text:
+    /// the same JSON `format: json` and `/api` give, and what the tool's output schema
+    /// declares. The hook's block is text only.
+    pub fn structured(&self) -> Option<serde_json::Value> {
+        let value = match self {
+            Answer::Context(_) => return None,
+            Answer::Recall(recall, _) => serde_json::to_value(recall),
+            Answer::ReadDoc(a) => serde_json::to_value(a),
+            Answer::Backlinks(a) => serde_json::to_value(a),
+            Answer::Listing(a) => serde_json::to_value(a),
+            Answer::Stats(a) => serde_json::to_value(a),
+            Answer::AllStats(a) => serde_json::to_value(a),
+            Answer::Reindexed(a) => serde_json::to_value(a),
+            Answer::Saved(a) => serde_json::to_value(a),
+            Answer::Ingested(a) => serde_json::to_value(a),
+            Answer::Written(a) => serde_json::to_value(a),
+            Answer::Edited(a) => serde_json::to_value(a),
+            Answer::Deleted(a) => serde_json::to_value(a),
+            Answer::Moved(a) => serde_json::to_value(a),
+            Answer::Folders(a) => serde_json::to_value(a),
+            Answer::FolderCreated(a) => serde_json::to_value(a),
+        };
+        // Plain data with string keys always becomes a value; were it not to, the client
+        // still has the text.
+        value.ok()
+    }
+}
+
+/// `ragdown_stats` at the root endpoint: one folder's statistics, or every folder's.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum StatsAnswer {
+    One(Box<Stats>),
+    All(AllStats),
 }
 
 /// How a recall answer is shown: as text clipped to `max_chars` per hit (0 = whole), or JSON.

@@ -14,7 +14,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
-use crate::tools::{Definition, call, definitions, enabled};
+use crate::answers::Answer;
+use crate::tools::{Definition, definitions, enabled, run};
 use crate::{Engine, ToolError};
 
 /// What an MCP server serves: its name, instructions, tools and how a call runs.
@@ -24,8 +25,9 @@ pub trait ToolHost: Send + Sync + 'static {
     fn instructions(&self) -> String;
     /// The tools offered now (read-only and disabled tools already left out).
     fn definitions(&self) -> Vec<Definition>;
-    /// Runs one tool. Blocking: the adapter runs it off the async executor.
-    fn call(&self, name: &str, args: serde_json::Value) -> Result<String, ToolError>;
+    /// Runs one tool: its typed answer, which the adapter renders as text and as structured
+    /// content. Blocking: the adapter runs it off the async executor.
+    fn call(&self, name: &str, args: serde_json::Value) -> Result<Answer, ToolError>;
 }
 
 impl ToolHost for Engine {
@@ -42,8 +44,8 @@ impl ToolHost for Engine {
             .cloned()
             .collect()
     }
-    fn call(&self, name: &str, args: serde_json::Value) -> Result<String, ToolError> {
-        call(self, name, args)
+    fn call(&self, name: &str, args: serde_json::Value) -> Result<Answer, ToolError> {
+        run(self, name, args)
     }
 }
 
@@ -67,7 +69,12 @@ impl McpServer {
                     .destructive(d.kind.destructive)
                     .idempotent(d.kind.idempotent)
                     .open_world(false);
-                Tool::new(d.name, d.description, Arc::new(d.schema)).with_annotations(annotations)
+                let tool = Tool::new(d.name, d.description, Arc::new(d.schema))
+                    .with_annotations(annotations);
+                match d.output {
+                    Some(output) => tool.with_raw_output_schema(Arc::new(output)),
+                    None => tool,
+                }
             })
             .collect()
     }
@@ -114,7 +121,15 @@ impl ServerHandler for McpServer {
             .unwrap_or(serde_json::Value::Null);
         let outcome = tokio::task::spawn_blocking(move || host.call(&name, args)).await;
         let result = match outcome {
-            Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Ok(Ok(answer)) => {
+                // Today's text for clients that read text, and the same answer as data for
+                // those that read `structuredContent` (declared by the tool's output schema).
+                let mut result = CallToolResult::success(vec![ContentBlock::text(
+                    crate::format::answer_text(&answer),
+                )]);
+                result.structured_content = answer.structured();
+                result
+            }
             Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.message)]),
             Err(join) => {
                 tracing::error!("a tool panicked: {join}");

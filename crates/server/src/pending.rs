@@ -6,6 +6,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::answers::Answer;
 use crate::mcp::{ToolHost, instructions};
 use crate::tools::{self, Definition};
 use crate::{Engine, ServerSettings, ToolError};
@@ -100,9 +101,9 @@ impl ToolHost for PendingEngine {
             .collect()
     }
 
-    fn call(&self, name: &str, args: serde_json::Value) -> Result<String, ToolError> {
+    fn call(&self, name: &str, args: serde_json::Value) -> Result<Answer, ToolError> {
         let engine = self.engine()?;
-        tools::call(&engine, name, args)
+        tools::run(&engine, name, args)
     }
 }
 

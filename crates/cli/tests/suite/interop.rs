@@ -38,3 +38,14 @@ fn python_mcp_sdk_over_streamable_http() {
     let stdout = run_python("python_http_client.py");
     assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
 }
+
+/// Every tool that declares an output schema, at a folder endpoint and at the root, returns
+/// structured content the SDK validates against that schema.
+#[test]
+fn python_mcp_sdk_validates_structured_content() {
+    let stdout = run_python("python_structured.py");
+    assert!(
+        stdout.contains("30 calls checked, 14 tools validated, 0 failed"),
+        "{stdout}"
+    );
+}

@@ -35,5 +35,7 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --locked --no-fail-fast
 fi
+# The official MCP conformance suite's server scenarios that apply to ragdown (Node 22 from npm).
+scripts/test-conformance.sh
 # The container image and the quick start's compose file, built and run for real with podman.
 scripts/test-container.sh

@@ -6,14 +6,14 @@
 # them; README.md ("MCP conformance") lists what is run and why the rest is not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Generic checks of what ragdown declares: initialization, ping, the tool listing's structure,
-# DNS-rebinding protection (Host and Origin). Every other scenario calls fixture tools, prompts
+# Generic checks of what ragdown declares: initialization, ping, the tool and resource
+# listings' structure, DNS-rebinding protection (Host and Origin). Every other scenario calls fixture tools, prompts
 # or resources of the suite's own test server (test_simple_text, test://static-text, …),
 # capabilities ragdown does not declare (logging, completions, prompts, sampling, elicitation),
 # or needs sessions (ragdown's Streamable HTTP is stateless): those fail or warn by design.
 # Two of them (tools-call-simple-text, tools-call-error) report a pass against any server that
 # answers an unknown tool with an error result, so they are not counted either.
-scenarios=(server-initialize ping tools-list dns-rebinding-protection)
+scenarios=(server-initialize ping tools-list resources-list dns-rebinding-protection)
 tools=.test-model/conformance
 if [ ! -x "$tools/node_modules/.bin/conformance" ]; then
   mkdir -p "$tools"

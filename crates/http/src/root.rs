@@ -346,6 +346,30 @@ impl ToolHost for RootHost {
         defs
     }
 
+    fn resources(&self) -> Result<Vec<ragdown_server::resources::DocResource>, ToolError> {
+        let mut all = Vec::new();
+        for folder in self.mcp_folders() {
+            all.extend(ragdown_server::resources::of_engine(&folder.engine)?);
+        }
+        all.sort_by(|a, b| a.uri.cmp(&b.uri));
+        Ok(all)
+    }
+
+    fn read_resource(&self, uri: &str) -> Result<String, ToolError> {
+        // A human-only folder's documents answer as missing ones.
+        let folder = ragdown_server::resources::parse(uri)
+            .and_then(|(name, _)| self.mcp_folders().into_iter().find(|f| f.name == name))
+            .ok_or_else(|| ToolError::not_found(format!("no such resource here: {uri}")))?;
+        ragdown_server::resources::read(&folder.engine, uri)
+    }
+
+    fn resource_templates(&self) -> Vec<(String, String)> {
+        vec![(
+            format!("{}{{folder}}/{{+path}}", ragdown_server::resources::SCHEME),
+            "A document of an MCP folder".into(),
+        )]
+    }
+
     fn call(&self, name: &str, args: Value) -> Result<Answer, ToolError> {
         let Some(scope) = self
             .definitions()

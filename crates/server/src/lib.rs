@@ -21,6 +21,7 @@ pub mod paths;
 pub mod pending;
 pub mod primary;
 pub mod query_log;
+pub mod resources;
 mod settings;
 pub mod tools;
 

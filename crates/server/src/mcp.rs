@@ -8,13 +8,17 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
+    SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestMethod,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::answers::Answer;
+use crate::resources::{self, DocResource};
 use crate::tools::{Definition, definitions, enabled, run};
 use crate::{Engine, ToolError};
 
@@ -28,6 +32,12 @@ pub trait ToolHost: Send + Sync + 'static {
     /// Runs one tool: its typed answer, which the adapter renders as text and as structured
     /// content. Blocking: the adapter runs it off the async executor.
     fn call(&self, name: &str, args: serde_json::Value) -> Result<Answer, ToolError>;
+    /// The documents offered as resources, in URI order. Blocking.
+    fn resources(&self) -> Result<Vec<DocResource>, ToolError>;
+    /// A resource's Markdown. Blocking.
+    fn read_resource(&self, uri: &str) -> Result<String, ToolError>;
+    /// The URI templates naming any document here: (template, name).
+    fn resource_templates(&self) -> Vec<(String, String)>;
 }
 
 impl ToolHost for Engine {
@@ -47,16 +57,72 @@ impl ToolHost for Engine {
     fn call(&self, name: &str, args: serde_json::Value) -> Result<Answer, ToolError> {
         run(self, name, args)
     }
+    fn resources(&self) -> Result<Vec<DocResource>, ToolError> {
+        resources::of_engine(self)
+    }
+    fn read_resource(&self, uri: &str) -> Result<String, ToolError> {
+        resources::read(self, uri)
+    }
+    fn resource_templates(&self) -> Vec<(String, String)> {
+        vec![(
+            resources::template(&self.name),
+            format!("A document of {}", self.name),
+        )]
+    }
 }
 
 #[derive(Clone)]
 pub struct McpServer {
     host: Arc<dyn ToolHost>,
+    /// A session that outlives one request (stdio): it may subscribe to documents and hear of
+    /// changes. `None` over stateless Streamable HTTP, where no message can reach the client
+    /// between its requests, so neither is declared there.
+    live: Option<Arc<Live>>,
 }
 
+/// A live session's subscriptions and the client to tell.
+#[derive(Default)]
+struct Live {
+    subscribed: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    peer: std::sync::Mutex<Option<rmcp::Peer<RoleServer>>>,
+    watching: std::sync::atomic::AtomicBool,
+}
+
+/// Resources per `resources/list` page.
+const RESOURCE_PAGE: usize = 100;
+/// How often a live session looks for changed documents (the index follows edits within a
+/// second; this adds at most half of one).
+const RESOURCE_LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl McpServer {
+    /// A server answering one request at a time (stateless HTTP).
     pub fn new(host: Arc<dyn ToolHost>) -> Self {
-        Self { host }
+        Self { host, live: None }
+    }
+
+    /// A server for one long session (stdio): resource subscriptions and list changes are
+    /// announced.
+    pub fn live(host: Arc<dyn ToolHost>) -> Self {
+        Self {
+            host,
+            live: Some(Arc::new(Live::default())),
+        }
+    }
+
+    /// Keeps the client to tell of changes, and starts looking for them once.
+    fn watch(&self, peer: &rmcp::Peer<RoleServer>) {
+        let Some(live) = &self.live else { return };
+        if let Ok(mut kept) = live.peer.lock() {
+            *kept = Some(peer.clone());
+        }
+        if live
+            .watching
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let (host, live) = (self.host.clone(), live.clone());
+        tokio::spawn(async move { announce_changes(host, live).await });
     }
 
     fn tools(&self) -> Vec<Tool> {
@@ -88,7 +154,18 @@ pub fn instructions(name: &str) -> String {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources();
+        let capabilities = if self.live.is_some() {
+            capabilities
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .build()
+        } else {
+            capabilities.build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 self.host.server_name(),
                 env!("CARGO_PKG_VERSION"),
@@ -106,6 +183,105 @@ impl ServerHandler for McpServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.watch(&context.peer);
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(format!("not a cursor of this server: {cursor}"), None)
+            })?,
+        };
+        let all = blocking(self.host.clone(), |host| host.resources()).await?;
+        let page: Vec<Resource> = all
+            .iter()
+            .skip(start)
+            .take(RESOURCE_PAGE)
+            .map(|d| {
+                Resource::new(d.uri.clone(), d.path.clone())
+                    .with_title(d.title.clone())
+                    .with_mime_type("text/markdown")
+                    .with_size(d.size)
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(page);
+        if start + RESOURCE_PAGE < all.len() {
+            result.next_cursor = Some((start + RESOURCE_PAGE).to_string());
+        }
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = self
+            .host
+            .resource_templates()
+            .into_iter()
+            .map(|(template, name)| {
+                let mut t = ResourceTemplate::new(template, name);
+                t.mime_type = Some("text/markdown".into());
+                t
+            })
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.clone();
+        let text = blocking(self.host.clone(), move |host| host.read_resource(&uri)).await?;
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+                uri: request.uri,
+                mime_type: Some("text/markdown".into()),
+                text,
+                meta: None,
+            }])
+            .into(),
+        )
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let Some(live) = &self.live else {
+            return Err(ErrorData::method_not_found::<SubscribeRequestMethod>());
+        };
+        // Only what can be read can be followed.
+        let uri = request.uri.clone();
+        blocking(self.host.clone(), move |host| host.read_resource(&uri)).await?;
+        if let Ok(mut subscribed) = live.subscribed.lock() {
+            subscribed.insert(request.uri);
+        }
+        self.watch(&context.peer);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let Some(live) = &self.live else {
+            return Err(ErrorData::method_not_found::<UnsubscribeRequestMethod>());
+        };
+        if let Ok(mut subscribed) = live.subscribed.lock() {
+            subscribed.remove(&request.uri);
+        }
+        Ok(())
     }
 
     async fn call_tool(
@@ -139,6 +315,85 @@ impl ServerHandler for McpServer {
             }
         };
         Ok(result.into())
+    }
+}
+
+/// Runs `work` on the host off the async executor; a failure is the MCP error it names (a
+/// missing document: resource not found, -32002), a panic an internal error.
+async fn blocking<T: Send + 'static>(
+    host: Arc<dyn ToolHost>,
+    work: impl FnOnce(&dyn ToolHost) -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ErrorData> {
+    match tokio::task::spawn_blocking(move || work(host.as_ref())).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) if e.kind == crate::ErrorKind::NotFound => {
+            Err(ErrorData::resource_not_found(e.message, None))
+        }
+        Ok(Err(e)) if e.kind == crate::ErrorKind::Invalid => {
+            Err(ErrorData::invalid_params(e.message, None))
+        }
+        Ok(Err(e)) => Err(ErrorData::internal_error(e.message, None)),
+        Err(join) => {
+            tracing::error!("a resource read panicked: {join}");
+            Err(ErrorData::internal_error(
+                "the read failed unexpectedly",
+                None,
+            ))
+        }
+    }
+}
+
+/// A live session's look-out: every [`RESOURCE_LOOK_EVERY`], the documents and their stamps;
+/// a document added or removed is `notifications/resources/list_changed`, a subscribed one
+/// changed or gone `notifications/resources/updated`. Ends with the session.
+async fn announce_changes(host: Arc<dyn ToolHost>, live: Arc<Live>) {
+    let stamps = |host: Arc<dyn ToolHost>| async move {
+        tokio::task::spawn_blocking(move || host.resources())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .map(|all| {
+                all.into_iter()
+                    .map(|d| (d.uri, d.mtime_ns))
+                    .collect::<std::collections::BTreeMap<_, _>>()
+            })
+    };
+    let Some(mut before) = stamps(host.clone()).await else {
+        return;
+    };
+    loop {
+        tokio::time::sleep(RESOURCE_LOOK_EVERY).await;
+        let Some(now) = stamps(host.clone()).await else {
+            continue;
+        };
+        let peer = match live.peer.lock() {
+            Ok(peer) => peer.clone(),
+            Err(_) => return,
+        };
+        let Some(peer) = peer else { continue };
+        if peer.is_transport_closed() {
+            return;
+        }
+        if !now.keys().eq(before.keys()) && peer.notify_resource_list_changed().await.is_err() {
+            return;
+        }
+        let subscribed: Vec<String> = match live.subscribed.lock() {
+            Ok(s) => s.iter().cloned().collect(),
+            Err(_) => return,
+        };
+        for uri in subscribed {
+            if now.get(&uri) != before.get(&uri)
+                && peer
+                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(
+                        uri,
+                    ))
+                    .await
+                    .is_err()
+            {
+                return;
+            }
+        }
+        before = now;
     }
 }
 
@@ -200,7 +455,7 @@ pub async fn serve_stdio(
             }
         }
     });
-    let service = McpServer::new(host).serve((rmcp_in, rmcp_out)).await?;
+    let service = McpServer::live(host).serve((rmcp_in, rmcp_out)).await?;
     service.waiting().await?;
     reader.abort();
     let _ = writer.await;

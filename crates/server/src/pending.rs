@@ -105,6 +105,21 @@ impl ToolHost for PendingEngine {
         let engine = self.engine()?;
         tools::run(&engine, name, args)
     }
+
+    fn resources(&self) -> Result<Vec<crate::resources::DocResource>, ToolError> {
+        crate::resources::of_engine(&*self.engine()?)
+    }
+
+    fn read_resource(&self, uri: &str) -> Result<String, ToolError> {
+        crate::resources::read(&*self.engine()?, uri)
+    }
+
+    fn resource_templates(&self) -> Vec<(String, String)> {
+        vec![(
+            crate::resources::template(&self.name),
+            format!("A document of {}", self.name),
+        )]
+    }
 }
 
 #[cfg(test)]

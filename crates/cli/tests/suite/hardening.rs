@@ -249,7 +249,7 @@ fn slow_headers_do_not_lock_clients_out() {
 }
 
 /// 60 and 98 KB of `- ` (lists nested 30,000 and 49,000 deep, which an agent can write)
-/// render in under a second, and a view of an unchanged document comes from the cache.
+/// render in a few seconds at most (quadratic took minutes), and a view of an unchanged document comes from the cache.
 #[test]
 fn deep_nesting_renders_in_linear_time() {
     let docs = work_docs();
@@ -281,7 +281,9 @@ fn deep_nesting_renders_in_linear_time() {
         let took = started.elapsed();
         assert_eq!(code, 200, "{body}");
         assert!(body.contains("end"), "{doc}: the text is kept");
-        assert!(took < Duration::from_secs(1), "{doc} rendered in {took:?}");
+        // Linear is ~0.1 s here in a debug build; quadratic was minutes. The bound leaves room
+        // for a loaded machine without letting the quadratic case through.
+        assert!(took < Duration::from_secs(5), "{doc} rendered in {took:?}");
     }
 }
 

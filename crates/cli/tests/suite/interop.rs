@@ -49,3 +49,15 @@ fn python_mcp_sdk_validates_structured_content() {
         "{stdout}"
     );
 }
+
+/// Documents as resources: listed with cursors, templated, read, subscribed over stdio with an
+/// update arriving after an edit and a list change after a new file; over HTTP, a folder's and
+/// the root's own documents, never a human-only folder's.
+#[test]
+fn python_mcp_sdk_lists_reads_and_subscribes_to_documents() {
+    let stdout = run_python("python_resources.py");
+    assert!(
+        stdout.contains("python resources: 8 passed, 0 failed"),
+        "{stdout}"
+    );
+}

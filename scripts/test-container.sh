@@ -55,7 +55,9 @@ if ! podman image exists docker.io/library/debian:bookworm-slim; then
   rm -f "$work/rootfs.tar"
 fi
 
-cargo build --release --locked --bin ragdown
+# Built as the Dockerfile's Rust stage builds it (no debug info, stripped): the binary users get.
+CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=true \
+  cargo build --release --locked --bin ragdown
 # The offline test model and ONNX Runtime, where the Dockerfile takes files instead of
 # downloading them.
 mkdir -p docker/models/minilm docker/models/onnxruntime-1.32.0

@@ -35,6 +35,16 @@ def start(binary: str, docs: str, data: str) -> tuple[subprocess.Popen, int]:
     raise RuntimeError("serve did not start")
 
 
+async def wait_indexed(http, port: int, files: int) -> None:
+    """Waits (bounded) until the server has loaded its model and indexed `files` documents."""
+    for _ in range(400):
+        status = (await http.get(f"http://127.0.0.1:{port}/api/status")).json()
+        if status.get("ready") and status.get("files") == files and not status.get("syncing"):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never indexed {files} documents: {status}")
+
+
 async def main(binary: str) -> None:
     with tempfile.TemporaryDirectory() as docs, tempfile.TemporaryDirectory() as data:
         os.makedirs(os.path.join(docs, "work", "ops"))

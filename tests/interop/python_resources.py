@@ -14,7 +14,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 sys.path.insert(0, os.path.dirname(__file__))
-from python_http_client import TOKEN, start  # noqa: E402
+from python_http_client import TOKEN, start, wait_indexed  # noqa: E402
 
 DOCS = 130  # more than one page
 
@@ -125,11 +125,7 @@ async def over_http(binary: str) -> int:
         try:
             headers = {"Authorization": f"Bearer {TOKEN}"}
             async with create_mcp_http_client(headers=headers) as http:
-                for _ in range(400):
-                    status = (await http.get(f"http://127.0.0.1:{port}/api/status")).json()
-                    if status.get("ready") and status.get("files") == 3 and not status.get("syncing"):
-                        break
-                    await asyncio.sleep(0.05)
+                await wait_indexed(http, port, 3)
                 for path, expected in [("/mcp/work", ["ragdown://work/readme.md"]),
                                        ("/mcp", ["ragdown://team/readme.md", "ragdown://work/readme.md"])]:
                     url = f"http://127.0.0.1:{port}{path}"

@@ -14,7 +14,7 @@ import tempfile
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from python_http_client import TOKEN, start, text_of
+from python_http_client import TOKEN, start, text_of, wait_indexed
 
 
 async def check(session: ClientSession, name: str, args: dict, declared: dict, called: set) -> dict:
@@ -69,12 +69,7 @@ async def main(binary: str) -> None:
         try:
             headers = {"Authorization": f"Bearer {TOKEN}"}
             async with create_mcp_http_client(headers=headers) as http:
-                # Wait until the folder is indexed (the first sync runs in the background).
-                for _ in range(400):
-                    status = (await http.get(f"http://127.0.0.1:{port}/api/status")).json()
-                    if status.get("ready") and status.get("files") == 2 and not status.get("syncing"):
-                        break
-                    await asyncio.sleep(0.05)
+                await wait_indexed(http, port, 2)
                 folder = [
                     ("ragdown_recall", {"query": "restore pg_restore"}),
                     ("ragdown_recall", {"query": "restore pg_restore", "format": "json"}),

@@ -70,6 +70,12 @@ fn peak_rss_bytes() -> Option<u64> {
 }
 
 /// The `p` quantile of `sorted` (ascending), nearest rank.
+/// The `p` quantile of values in any order.
+pub(crate) fn unsorted_percentile(mut values: Vec<f64>, p: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    percentile(&values, p)
+}
+
 pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;

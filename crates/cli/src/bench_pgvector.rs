@@ -9,7 +9,8 @@ use std::time::Instant;
 use anyhow::Result;
 use ragdown_index::store::{self, Allowed, Creating, DensePool, RecordsLocation, VectorIndex};
 
-use crate::bench_system::{DIM, Synthetic, TOP};
+use crate::bench::unsorted_percentile;
+use crate::bench_vectors::{DIM, Synthetic, TOP};
 
 /// The `ef_search` values measured.
 const EF_SEARCH: [u32; 4] = [40, 100, 200, 400];
@@ -77,8 +78,8 @@ pub(crate) fn measure(url: &str, synthetic: &Synthetic) -> Result<PgvectorFigure
         }
         walks.push(Walk {
             ef_search,
-            p50_ms: crate::bench_system::percentile(times.clone(), 0.5),
-            p95_ms: crate::bench_system::percentile(times, 0.95),
+            p50_ms: unsorted_percentile(times.clone(), 0.5),
+            p95_ms: unsorted_percentile(times, 0.95),
             recall_at_10: found as f64 / wanted.max(1) as f64,
         });
     }

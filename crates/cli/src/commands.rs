@@ -9,8 +9,6 @@ use anyhow::{Context, Result};
 use ragdown_index::data_dir::FoldersDataDir;
 use ragdown_index::lock::{self, Role};
 use ragdown_index::{Holding, Index, IndexSettings};
-use ragdown_search::SearchOptions;
-use ragdown_server::answers::FoundHit;
 use ragdown_server::primary::{self, SharedDuties, answer_forwarded_syncs};
 use serde_json::json;
 
@@ -319,39 +317,52 @@ fn excerpt(text: &str, max: usize) -> String {
     }
 }
 
+/// `engine` recording its searches and reads in `<data dir>/query-log.jsonl` when
+/// `RAGDOWN_QUERY_LOG` is on (`serve` keeps one log for all its folders instead).
+fn with_query_log(
+    mut engine: ragdown_server::Engine,
+    settings: &Settings,
+) -> ragdown_server::Engine {
+    if settings.server.query_log {
+        let at = engine
+            .index
+            .settings()
+            .data_dir
+            .join(ragdown_server::query_log::FILE_NAME);
+        engine.query_log = Some(Arc::new(ragdown_server::query_log::QueryLog::new(at)));
+    }
+    engine
+}
+
 pub fn query(settings: &Settings, dir: &Path, question: &str, flags: QueryFlags) -> Result<()> {
     // The model loads while the index opens and syncs.
     let Opened { index, role } = open_index_for_reading(settings, dir, Preload::WaitForIt)?;
     if role.is_primary() {
         sync_with_bar(&index)?;
     }
-    let options = SearchOptions {
-        limit: flags.top_k,
-        path_prefix: flags.path_prefix.map(|p| p.trim_matches('/').to_string()),
-        tag: flags
-            .tag
-            .as_deref()
-            .and_then(ragdown_markdown::tags::normalize),
-        max_per_document: settings.server.max_per_document,
-        follow_links: settings.server.follow_links,
-        ..SearchOptions::default()
+    let engine = with_query_log(
+        ragdown_server::Engine::new(folder_name(&index), index.clone(), settings.server.clone()),
+        settings,
+    );
+    let asked = ragdown_server::args::RecallArgs {
+        query: question.to_string(),
+        top_k: Some(flags.top_k),
+        tag: flags.tag,
+        path_prefix: flags.path_prefix,
+        ..Default::default()
     };
-    let hits = ragdown_search::search(&index, question, &options)?;
+    let options = ragdown_server::recall::options(&asked, &engine.settings())?;
+    let recall = engine.recall(question, &options, ragdown_server::recall::Asker::Agent)?;
     if flags.json {
-        let recall = ragdown_server::answers::Recall {
-            hits: hits.into_iter().map(FoundHit::alone).collect(),
-            indexing: None,
-            keyword_only: ragdown_search::keyword_only(&index),
-        };
         println!("{}", ragdown_server::format::json_text(&recall));
     } else {
-        if let Some(why) = ragdown_search::keyword_only(&index) {
+        if let Some(why) = &recall.keyword_only {
             println!("({why})\n");
         }
-        if hits.is_empty() {
+        if recall.hits.is_empty() {
             println!("No matching documents.");
         }
-        for (i, hit) in hits.iter().enumerate() {
+        for (i, hit) in recall.hits.iter().map(|found| &found.hit).enumerate() {
             println!(
                 "[{}] {}:{}-{} — {} (similarity {:.2})\n    {}\n",
                 i + 1,
@@ -485,10 +496,13 @@ pub fn stdio(settings: &Settings) -> Result<()> {
                 Preload::AnswerMeanwhile,
             ) {
                 Ok(Opened { index, role }) => {
-                    let engine = Arc::new(ragdown_server::Engine::new(
-                        folder_name(&index),
-                        index,
-                        settings.server.clone(),
+                    let engine = Arc::new(with_query_log(
+                        ragdown_server::Engine::new(
+                            folder_name(&index),
+                            index,
+                            settings.server.clone(),
+                        ),
+                        &settings,
                     ));
                     primary::take_role(
                         &engine,
@@ -572,7 +586,7 @@ pub fn serve(settings: &Settings) -> Result<()> {
         takeover_every: settings.takeover_every,
         token: settings.http.token.clone(),
         keep_alive_ms: settings.http.keep_alive_ms,
-        site: ragdown_http::guard::SitePolicy::from_lists(
+        site: ragdown_http::policy::SitePolicy::from_lists(
             settings.http.allowed_hosts.as_deref(),
             settings.http.allowed_origins.as_deref(),
         ),

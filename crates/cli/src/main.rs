@@ -5,6 +5,7 @@
 mod bench;
 mod bench_pgvector;
 mod bench_system;
+mod bench_vectors;
 mod commands;
 mod eval;
 mod local_rag;

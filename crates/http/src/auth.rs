@@ -1,15 +1,12 @@
 //! Bearer-token auth for `/mcp…` and `/api` (all but `GET /api/status`): the token is compared
 //! as SHA-256 digests in constant time, so neither its length nor a prefix leaks through
-//! timing. Without a token (`SECURE_LOCAL_NET=true`) everything is open.
+//! timing. Without a token (`SECURE_LOCAL_NET=true`) everything is open. The check on requests
+//! is [`crate::guard::require_token`]'s.
 
-use axum::extract::{Request, State};
 use axum::http::StatusCode;
-use axum::http::header::AUTHORIZATION;
-use axum::middleware::Next;
-use axum::response::Response;
 use sha2::{Digest, Sha256};
 
-use crate::{ApiError, AppState};
+use crate::ApiError;
 
 pub fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
@@ -32,23 +29,6 @@ pub fn authorized(expected: &[u8; 32], header: Option<&str>) -> bool {
 /// The answer to a request without the token.
 pub fn unauthorized() -> ApiError {
     ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized")
-}
-
-pub async fn require_token(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Result<Response, ApiError> {
-    if let Some(expected) = &state.token_digest {
-        let header = request
-            .headers()
-            .get(AUTHORIZATION)
-            .and_then(|v| v.to_str().ok());
-        if !authorized(expected, header) {
-            return Err(unauthorized());
-        }
-    }
-    Ok(next.run(request).await)
 }
 
 #[cfg(test)]

@@ -20,117 +20,25 @@
 //! - Every `/api` and `/mcp` answer says `Cache-Control: no-store`: document text must not
 //!   stay in the browser's cache after Sign out.
 //!
-//! This module decides and refuses; it knows nothing of folders or tools.
+//! The rules themselves are [`crate::policy`]'s; this module applies them to requests and
+//! refuses ([`check`] over every route, [`require_token`] over the routes that need the
+//! token). It knows nothing of folders or tools.
 
-use std::net::IpAddr;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
+use axum::http::header::AUTHORIZATION;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::auth::{authorized, unauthorized};
+use crate::policy::{MAX_UPLOAD, is_json};
 use crate::{ApiError, AppState};
-
-/// The most bytes of request bodies held at once, all connections together: four uploads of
-/// the largest size. Each body holds its announced length (a chunked one, the largest upload)
-/// from before it is read until its answer is sent.
-pub const BODIES_IN_FLIGHT: usize = 4 * crate::api::MAX_UPLOAD;
-
-/// The semaphore behind [`BODIES_IN_FLIGHT`], in KiB permits.
-pub struct BodyBudget(tokio::sync::Semaphore);
-
-impl Default for BodyBudget {
-    fn default() -> Self {
-        Self(tokio::sync::Semaphore::new(BODIES_IN_FLIGHT / 1024))
-    }
-}
-
-/// The cross-site policy: names beyond IP addresses and `localhost`, and foreign origins.
-#[derive(Debug, Clone, Default)]
-pub struct SitePolicy {
-    /// Lower-case host names (no port) also answered; `*` answers any.
-    pub allowed_hosts: Vec<String>,
-    /// Origins (`scheme://host[:port]`, lower case, no trailing slash) also allowed; `*` any.
-    pub allowed_origins: Vec<String>,
-}
-
-impl SitePolicy {
-    /// From the comma-separated lists of `RAGDOWN_ALLOWED_HOSTS` and `RAGDOWN_ALLOWED_ORIGINS`.
-    pub fn from_lists(hosts: Option<&str>, origins: Option<&str>) -> Self {
-        let split = |list: Option<&str>| -> Vec<String> {
-            list.unwrap_or_default()
-                .split(',')
-                .map(|s| s.trim().trim_end_matches('/').to_ascii_lowercase())
-                .filter(|s| !s.is_empty())
-                .collect()
-        };
-        Self {
-            allowed_hosts: split(hosts),
-            allowed_origins: split(origins),
-        }
-    }
-
-    /// Whether a `Host` header value (`name[:port]`, `[v6]:port`) is one this server answers.
-    pub fn host_allowed(&self, host: &str) -> bool {
-        let name = host_name(host).to_ascii_lowercase();
-        if name.parse::<IpAddr>().is_ok() {
-            // An address cannot be re-pointed: only names can be rebound.
-            return true;
-        }
-        name == "localhost"
-            || name.ends_with(".localhost")
-            || self
-                .allowed_hosts
-                .iter()
-                .any(|h| h == "*" || *h == name || host_name(h) == name)
-    }
-
-    /// Whether a browser's `Origin` may talk to the server reached as `host`.
-    pub fn origin_allowed(&self, origin: &str, host: Option<&str>) -> bool {
-        let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
-        if self
-            .allowed_origins
-            .iter()
-            .any(|o| o == "*" || *o == origin)
-        {
-            return true;
-        }
-        let Some((scheme, authority)) = origin.split_once("://") else {
-            return false; // "null" (sandboxed frames, file://) and the like
-        };
-        let same_authority = host.is_some_and(|h| h.eq_ignore_ascii_case(authority));
-        same_authority && matches!(scheme, "http" | "https")
-    }
-}
-
-/// The name of a `Host` value: `[::1]:3000` → `::1`, `a.b:80` → `a.b`.
-fn host_name(host: &str) -> &str {
-    let host = host.trim();
-    if let Some(rest) = host.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    match host.rsplit_once(':') {
-        // One colon: a port. More: a bare IPv6 address.
-        Some((name, port)) if !name.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => {
-            name
-        }
-        _ => host,
-    }
-}
 
 fn header_str(headers: &HeaderMap, name: header::HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// Whether a `Content-Type` value is JSON (`application/json`, parameters allowed).
-pub fn is_json(content_type: Option<&str>) -> bool {
-    content_type.is_some_and(|ct| {
-        ct.split(';')
-            .next()
-            .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-    })
 }
 
 /// The guard itself (an axum middleware over the whole router).
@@ -177,7 +85,7 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
     let mut held = None;
     let mut request = request;
     let authorized = state.token_digest.as_ref().is_none_or(|expected| {
-        crate::auth::authorized(
+        authorized(
             expected,
             header_str(request.headers(), header::AUTHORIZATION),
         )
@@ -191,8 +99,8 @@ pub async fn check(State(state): State<AppState>, request: Request, next: Next) 
     } else if has_body(request.headers()) {
         let announced = header_str(request.headers(), header::CONTENT_LENGTH)
             .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or(crate::api::MAX_UPLOAD);
-        if announced > crate::api::MAX_UPLOAD {
+            .unwrap_or(MAX_UPLOAD);
+        if announced > MAX_UPLOAD {
             return too_large();
         }
         let kib = u32::try_from(announced.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
@@ -243,14 +151,12 @@ async fn whole_body(request: Request, deadline: Duration) -> Result<Request, Res
     }
     let announced = header_str(request.headers(), header::CONTENT_LENGTH)
         .and_then(|v| v.trim().parse::<u64>().ok());
-    if announced.is_some_and(|n| n > crate::api::MAX_UPLOAD as u64) {
+    if announced.is_some_and(|n| n > MAX_UPLOAD as u64) {
         return Err(too_large());
     }
     let (parts, body) = request.into_parts();
     let bytes: Bytes =
-        match tokio::time::timeout(deadline, axum::body::to_bytes(body, crate::api::MAX_UPLOAD))
-            .await
-        {
+        match tokio::time::timeout(deadline, axum::body::to_bytes(body, MAX_UPLOAD)).await {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(e)) => {
                 let over_limit = std::error::Error::source(&e)
@@ -279,63 +185,26 @@ async fn whole_body(request: Request, deadline: Duration) -> Result<Request, Res
 fn too_large() -> Response {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
-        format!("the request body is over {} bytes", crate::api::MAX_UPLOAD),
+        format!("the request body is over {} bytes", MAX_UPLOAD),
     )
     .into_response()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_by_address_localhost_or_list() {
-        let none = SitePolicy::default();
-        for ok in [
-            "127.0.0.1:3000",
-            "localhost:3000",
-            "LOCALHOST",
-            "app.localhost:8080",
-            "[::1]:3000",
-            "192.168.1.20",
-            "::1",
-        ] {
-            assert!(none.host_allowed(ok), "{ok}");
+/// Refuses a request without the token, when one is set (`/mcp…` and `/api` but `GET
+/// /api/status`).
+pub async fn require_token(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    if let Some(expected) = &state.token_digest {
+        let header = request
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        if !authorized(expected, header) {
+            return Err(unauthorized());
         }
-        for refused in [
-            "evil.example",
-            "evil.example:3000",
-            "localhost.evil.example",
-        ] {
-            assert!(!none.host_allowed(refused), "{refused}");
-        }
-        let listed = SitePolicy::from_lists(Some("kb.example.com, Other.Example:443"), None);
-        assert!(listed.host_allowed("kb.example.com:3000"));
-        assert!(listed.host_allowed("other.example"));
-        assert!(!listed.host_allowed("evil.example"));
-        assert!(SitePolicy::from_lists(Some("*"), None).host_allowed("anything.example"));
     }
-
-    #[test]
-    fn origins_same_as_host_or_listed() {
-        let none = SitePolicy::default();
-        assert!(none.origin_allowed("http://127.0.0.1:3000", Some("127.0.0.1:3000")));
-        assert!(none.origin_allowed("https://LOCALHOST:3000/", Some("localhost:3000")));
-        assert!(!none.origin_allowed("http://127.0.0.1:4000", Some("127.0.0.1:3000")));
-        assert!(!none.origin_allowed("http://evil.example", Some("127.0.0.1:3000")));
-        assert!(!none.origin_allowed("null", Some("127.0.0.1:3000")));
-        assert!(!none.origin_allowed("http://127.0.0.1:3000", None));
-        let listed = SitePolicy::from_lists(None, Some("http://ui.example:5173/"));
-        assert!(listed.origin_allowed("http://ui.example:5173", Some("127.0.0.1:3000")));
-        assert!(!listed.origin_allowed("http://ui.example:5174", Some("127.0.0.1:3000")));
-    }
-
-    #[test]
-    fn json_content_types() {
-        assert!(is_json(Some("application/json")));
-        assert!(is_json(Some("Application/JSON; charset=utf-8")));
-        assert!(!is_json(Some("text/plain")));
-        assert!(!is_json(Some("application/x-www-form-urlencoded")));
-        assert!(!is_json(None));
-    }
+    Ok(next.run(request).await)
 }

@@ -103,7 +103,7 @@ fn json_rpc_error(code: i64, message: String) -> Response {
 /// already whole (the guard read it), so looking at it costs no waiting.
 async fn check_message(request: Request) -> Result<Request, Response> {
     let json_post = request.method() == axum::http::Method::POST
-        && crate::guard::is_json(
+        && crate::policy::is_json(
             request
                 .headers()
                 .get(axum::http::header::CONTENT_TYPE)

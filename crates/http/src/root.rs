@@ -4,22 +4,24 @@
 //! left out and name each result's folder (`[work] backups.md:7-9`). Adds `ragdown_folders`
 //! and `ragdown_create_folder` (the only place an agent can make a folder).
 //!
+//! How each tool behaves across folders is its definition's (`ragdown_server::tools`): this
+//! host only says which folders there are ([`EveryFolder`]) and routes a call with a `folder`
+//! to that folder's engine.
+//!
 //! A human-only folder does not exist here: naming it answers as a missing folder would.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use ragdown_search::{Hit, SearchOptions};
-use ragdown_server::answers::{
-    AllStats, Answer, FolderCreated, FolderEntry, FolderList, FoundHit, Listed, Listing, Recall,
-    Reindexed, best_first,
-};
-use ragdown_server::args::RecallArgs;
-use ragdown_server::context::{ContextArgs, ContextSource, PromptNames, Sessions, context_from};
+use ragdown_server::answers::Answer;
+use ragdown_server::answers::{FolderEntry, FolderList};
+use ragdown_server::context::{ContextSource, PromptNames, Sessions};
 use ragdown_server::folder_config::FolderConfig;
 use ragdown_server::mcp::ToolHost;
-use ragdown_server::tools::{self, ADDS, Definition, READ, Scope};
-use ragdown_server::{HookSettings, ToolError};
+use ragdown_server::recall::merge_hits;
+use ragdown_server::tools::{self, Definition, EveryFolder, Scope};
+use ragdown_server::{Engine, HookSettings, ToolError};
 use serde_json::{Value, json};
 
 use crate::folders::{Folder, Folders};
@@ -28,12 +30,6 @@ pub struct RootHost {
     folders: Arc<Folders>,
     /// Hook memory of calls that name no folder.
     sessions: Sessions,
-}
-
-/// A tool of the table the root has no every-folder form of: a tool added to the table must
-/// be given one here (the table-walk test in `crates/cli/tests/http.rs` finds it).
-fn no_root_form(name: &str) -> ToolError {
-    ToolError::internal(format!("{name} has no form for every folder: pass folder"))
 }
 
 /// An id unique across folders (chunk and document ids are per folder's index).
@@ -98,85 +94,17 @@ impl RootHost {
                 ))
             })
     }
+}
 
-    /// Searches every MCP folder and merges the hits by fused score.
-    fn search_all(&self, query: &str, options: &SearchOptions) -> Result<Vec<FoundHit>, ToolError> {
-        let mut hits = Vec::new();
-        for folder in self.mcp_folders() {
-            folder.engine.index.refresh()?;
-            let found = ragdown_search::search(&folder.engine.index, query, options)?;
-            hits.extend(
-                found
-                    .into_iter()
-                    .map(|hit| FoundHit::in_folder(&folder.name, hit)),
-            );
-        }
-        best_first(&mut hits, options.limit);
-        Ok(hits)
+impl EveryFolder for RootHost {
+    fn engines(&self) -> Vec<(String, Arc<Engine>)> {
+        self.mcp_folders()
+            .into_iter()
+            .map(|f| (f.name.clone(), f.engine.clone()))
+            .collect()
     }
 
-    fn recall_all(&self, args: Value) -> Result<Answer, ToolError> {
-        let a: RecallArgs = tools::parse("ragdown_recall", args)?;
-        let settings = self.settings();
-        let options = tools::recall_options(&a, &settings)?;
-        let hits = self.search_all(&a.query, &options)?;
-        let recall = Recall {
-            hits,
-            indexing: ragdown_index::SyncProgress::total(
-                self.mcp_folders()
-                    .iter()
-                    .filter_map(|f| f.engine.indexing()),
-            ),
-            // Every folder shares one embedder: any folder's answer is all of theirs.
-            keyword_only: self
-                .mcp_folders()
-                .iter()
-                .find_map(|f| ragdown_search::keyword_only(&f.engine.index)),
-        };
-        Ok(Answer::Recall(recall, tools::recall_view(&a, &settings)))
-    }
-
-    /// Each folder's listing, one after another, each line naming its folder.
-    fn list_all(&self, args: Value) -> Result<Answer, ToolError> {
-        let mut all = Listing {
-            total: 0,
-            documents: Vec::new(),
-        };
-        for folder in self.mcp_folders() {
-            let Answer::Listing(listing) =
-                tools::run(&folder.engine, "ragdown_list", args.clone())?
-            else {
-                return Err(no_root_form("ragdown_list"));
-            };
-            all.total += listing.total;
-            all.documents
-                .extend(listing.documents.into_iter().map(|d| Listed {
-                    folder: Some(folder.name.clone()),
-                    ..d
-                }));
-        }
-        Ok(Answer::Listing(all))
-    }
-
-    fn stats_all(&self, args: Value) -> Result<Answer, ToolError> {
-        let mut all = AllStats {
-            files: 0,
-            chunks: 0,
-            folders: Vec::new(),
-        };
-        for folder in self.mcp_folders() {
-            let Answer::Stats(stats) = tools::run(&folder.engine, "ragdown_stats", args.clone())?
-            else {
-                return Err(no_root_form("ragdown_stats"));
-            };
-            all.files += stats.files;
-            all.chunks += stats.chunks;
-            all.folders.push(*stats);
-        }
-        Ok(Answer::AllStats(all))
-    }
-
-    fn folders_tool(&self) -> Answer {
+    fn folder_list(&self) -> FolderList {
         let folders = self
             .mcp_folders()
             .iter()
@@ -186,42 +114,11 @@ impl RootHost {
                 documents: f.engine.index.snapshot().document_count(),
             })
             .collect();
-        Answer::Folders(FolderList { folders })
+        FolderList { folders }
     }
 
-    fn create_folder(&self, args: Value) -> Result<Answer, ToolError> {
-        #[derive(serde::Deserialize)]
-        struct CreateArgs {
-            name: String,
-            #[serde(default)]
-            title: Option<String>,
-        }
-        let a: CreateArgs = tools::parse("ragdown_create_folder", args)?;
-        let mut config = FolderConfig::default();
-        let mut patch = serde_json::Map::new();
-        patch.insert("mcp".into(), json!(true));
-        if let Some(t) = a.title {
-            patch.insert("title".into(), json!(t));
-        }
-        config.apply_patch(&patch)?;
-        config.set_created_by("ragdown_create_folder");
-        let folder = self.folders.create(&a.name, &config)?;
-        Ok(Answer::FolderCreated(FolderCreated {
-            name: folder.name.clone(),
-        }))
-    }
-
-    fn reindex_all(&self, args: Value) -> Result<Answer, ToolError> {
-        let mut all = Reindexed::default();
-        for folder in self.mcp_folders() {
-            let Answer::Reindexed(one) =
-                tools::run(&folder.engine, "ragdown_reindex", args.clone())?
-            else {
-                return Err(no_root_form("ragdown_reindex"));
-            };
-            all += one;
-        }
-        Ok(Answer::Reindexed(all))
+    fn create_folder(&self, name: &str, config: &FolderConfig) -> Result<String, ToolError> {
+        Ok(self.folders.create(name, config)?.name.clone())
     }
 }
 
@@ -241,8 +138,11 @@ impl ContextSource for RootHost {
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
         // The hook's block names each hit's folder in its path; its session memory needs ids
         // unique across folders.
-        Ok(self
-            .search_all(prompt, options)?
+        let mut per_folder = Vec::new();
+        for folder in self.mcp_folders() {
+            per_folder.push((folder.name.clone(), folder.engine.search(prompt, options)?));
+        }
+        Ok(merge_hits(per_folder, options.limit)
             .into_iter()
             .map(|found| match found.folder {
                 Some(folder) => labelled(&folder, found.hit),
@@ -270,7 +170,7 @@ impl ContextSource for RootHost {
         all.foreign = foreign.unwrap_or_default();
         Ok(all)
     }
-    fn log(&self, entry: Value) {
+    fn log(&self, entry: ragdown_server::query_log::Entry) {
         if self.settings().query_log {
             self.folders.query_log.record("*", entry);
         }
@@ -288,8 +188,9 @@ impl ToolHost for RootHost {
 
     fn definitions(&self) -> Vec<Definition> {
         let settings = self.settings();
-        let mut defs: Vec<Definition> = tools::definitions()
+        tools::definitions()
             .iter()
+            .filter(|d| tools::enabled_by(&settings, d))
             .cloned()
             .map(|mut d| {
                 // Without a folder, stats are every folder's.
@@ -298,8 +199,9 @@ impl ToolHost for RootHost {
                     either.insert("type".into(), json!("object"));
                     d.output = Some(either);
                 }
-                if d.scope != Scope::Server {
-                    let required = d.scope == Scope::Document;
+                let scope = d.scope();
+                if scope != Scope::Server {
+                    let required = scope == Scope::Document;
                     if let Some(Value::Object(props)) = d.schema.get_mut("properties") {
                         props.insert("folder".into(), folder_property(required));
                     }
@@ -315,35 +217,7 @@ impl ToolHost for RootHost {
                 }
                 d
             })
-            .collect();
-        defs.push(Definition {
-            name: "ragdown_folders",
-            description: "The folders of documents: one line each with its name, title and how many documents it holds. Pass a name as folder to the other tools.",
-            schema: serde_json::from_value(json!({"type": "object", "properties": {}}))
-                .unwrap_or_default(),
-            output: Some(tools::schema::<ragdown_server::answers::FolderList>()),
-            kind: READ,
-            scope: Scope::Server,
-        });
-        defs.push(Definition {
-            name: "ragdown_create_folder",
-            description: "Make an empty folder of documents, with MCP on, from a name (letters, digits, spaces, '_', '.', '-'; up to 64) and an optional title. Never overwrites.",
-            schema: serde_json::from_value(json!({
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "The folder's directory name."},
-                    "title": {"type": "string", "description": "A title to show instead of the name."}
-                },
-                "required": ["name"]
-            }))
-            .unwrap_or_default(),
-            output: Some(tools::schema::<ragdown_server::answers::FolderCreated>()),
-            kind: ADDS,
-            scope: Scope::Server,
-        });
-        defs.retain(|d| tools::enabled_by(&settings, d));
-        defs.sort_by_key(|d| d.name);
-        defs
+            .collect()
     }
 
     fn resources(&self) -> Result<Vec<ragdown_server::resources::DocResource>, ToolError> {
@@ -371,19 +245,7 @@ impl ToolHost for RootHost {
     }
 
     fn call(&self, name: &str, args: Value) -> Result<Answer, ToolError> {
-        let Some(scope) = self
-            .definitions()
-            .iter()
-            .find(|d| d.name == name)
-            .map(|d| d.scope)
-        else {
-            let why = if self.settings().read_only {
-                " (this server is read-only)"
-            } else {
-                ""
-            };
-            return Err(ToolError::not_found(format!("unknown tool: {name}{why}")));
-        };
+        let def = tools::served(&self.settings(), name)?;
         let mut args = if args.is_null() { json!({}) } else { args };
         let folder = match args.as_object_mut().and_then(|m| m.remove("folder")) {
             None | Some(Value::Null) => None,
@@ -394,30 +256,12 @@ impl ToolHost for RootHost {
                 )));
             }
         };
-        let answer = match (scope, folder) {
-            (Scope::Server, _) => match name {
-                "ragdown_folders" => self.folders_tool(),
-                "ragdown_create_folder" => self.create_folder(args)?,
-                "ragdown_reindex" => self.reindex_all(args)?,
-                other => return Err(no_root_form(other)),
-            },
-            (_, Some(f)) => tools::run(&self.folder(&f)?.engine, name, args)?,
-            (Scope::Document, None) => {
-                return Err(ToolError::invalid(format!(
-                    "{name} needs a folder here: pass folder (ragdown_folders lists them)"
-                )));
+        match folder {
+            // A tool that takes no folder here ignores one, as before.
+            Some(f) if def.scope() != Scope::Server => {
+                tools::run(&self.folder(&f)?.engine, name, args)
             }
-            (Scope::Folder, None) => match name {
-                "ragdown_recall" => self.recall_all(args)?,
-                "ragdown_list" => self.list_all(args)?,
-                "ragdown_stats" => self.stats_all(args)?,
-                "ragdown_context" => Answer::Context(context_from(
-                    self,
-                    &tools::parse::<ContextArgs>(name, args)?,
-                )?),
-                other => return Err(no_root_form(other)),
-            },
-        };
-        Ok(answer)
+            _ => tools::run_everywhere(self, def, args),
+        }
     }
 }

@@ -11,7 +11,7 @@ use ragdown_embed::{Embedder, EmbedderSettings};
 use ragdown_server::{ServerSettings, SharedSettings, ToolError};
 use tokio_util::sync::CancellationToken;
 
-use crate::{ApiError, ApiResult, Folders, OpenWith, auth, guard, root, server_settings};
+use crate::{ApiError, ApiResult, Folders, OpenWith, auth, policy, root, server_settings};
 
 /// Everything `serve` is started with (read once from the environment by the binary).
 #[derive(Clone)]
@@ -34,7 +34,7 @@ pub struct ServeConfig {
     /// `HTTP_KEEP_ALIVE_TIMEOUT_MS` (0 = never close an idle connection).
     pub keep_alive_ms: u64,
     /// `RAGDOWN_ALLOWED_HOSTS` and `RAGDOWN_ALLOWED_ORIGINS`.
-    pub site: guard::SitePolicy,
+    pub site: policy::SitePolicy,
     /// `HTTP_BODY_TIMEOUT_MS`: how long a request body may take to arrive.
     pub body_timeout: Duration,
     /// Most connections open at once (`RAGDOWN_MAX_CONNECTIONS`, else from the descriptor
@@ -60,9 +60,9 @@ pub struct AppInner {
     pub token_digest: Option<[u8; 32]>,
     pub shutdown: CancellationToken,
     /// Documents as the web UI last rendered them (`GET /api/render`).
-    pub rendered: crate::rendering::RenderCache,
-    /// What the bodies being read may hold together (`guard::BODIES_IN_FLIGHT`).
-    pub bodies: crate::guard::BodyBudget,
+    pub rendered: crate::rendering::cache::RenderCache,
+    /// What the bodies being read may hold together (`policy::BODIES_IN_FLIGHT`).
+    pub bodies: crate::policy::BodyBudget,
 }
 
 #[derive(Clone)]
@@ -98,8 +98,8 @@ impl AppState {
             settings_change: tokio::sync::Mutex::new(()),
             token_digest,
             shutdown: CancellationToken::new(),
-            rendered: crate::rendering::RenderCache::default(),
-            bodies: crate::guard::BodyBudget::default(),
+            rendered: crate::rendering::cache::RenderCache::default(),
+            bodies: crate::policy::BodyBudget::default(),
             config,
         }))
     }

@@ -13,7 +13,7 @@ use ragdown_search::Hit;
 use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
-use crate::format::{iso, rounded};
+use crate::values::{iso, rounded};
 
 /// One search hit, the folder it came from where several folders answered, and its document's
 /// path as the answering endpoint names documents.

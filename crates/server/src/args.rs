@@ -6,8 +6,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use crate::context::ContextArgs;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WrittenBy {
@@ -32,7 +30,20 @@ pub enum RecallFormat {
     Json,
 }
 
+/// `ragdown_folders` takes nothing.
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct FoldersArgs {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateFolderArgs {
+    /// The folder's directory name.
+    pub name: String,
+    /// A title to show instead of the name.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct RecallArgs {
     /// What to look for, in words or with the exact name, error or flag.
     pub query: String,
@@ -231,4 +242,48 @@ pub struct ReindexArgs {
     /// Drop everything and re-embed every document.
     #[serde(default)]
     pub full: bool,
+}
+
+/// How `ragdown_context` answers: the block as text, or a Claude Code hook's JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextFormat {
+    #[default]
+    Text,
+    ClaudeCode,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct ContextArgs {
+    /// The user's prompt (may be empty, e.g. with `reset` after a compaction).
+    pub prompt: String,
+    /// Remembers what was injected, so a section is not repeated in this session.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Forget this session's memory first.
+    #[serde(default)]
+    pub reset: bool,
+    /// `text` (the block or empty text) or `claude-code` (UserPromptSubmit hook JSON).
+    #[serde(default)]
+    pub format: ContextFormat,
+    /// Most sections (1–50, default 4).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
+    pub top_k: Option<usize>,
+    /// Lowest cosine similarity injected, an extra floor on this model's scale (default: none).
+    #[serde(default)]
+    pub min_score: Option<f32>,
+    /// Lowest share of the best injected hit's similarity (0–1, default 0: off).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub min_ratio: Option<f32>,
+    /// Lowest evidence that the prompt's strongest section answers it: the share of the
+    /// prompt's rare terms it holds plus its closeness above unrelated prompts' (default 0.75;
+    /// the sections after it need 80% of it; `ragdown eval` calibrates it on your own prompts).
+    #[serde(default)]
+    #[schemars(range(min = 0.0))]
+    pub min_evidence: Option<f32>,
+    /// Most characters (default 6000).
+    #[serde(default)]
+    pub max_chars: Option<usize>,
 }

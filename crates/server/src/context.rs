@@ -11,13 +11,15 @@
 //! document whose alias the prompt names, is injected first whatever its evidence. The block
 //! names the folder, never the server's absolute paths.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::Mutex;
+use std::collections::HashSet;
 
 use ragdown_search::{Hit, SearchOptions, route::names_identifier};
 use serde_json::json;
 
+pub use crate::args::{ContextArgs, ContextFormat};
 use crate::format::hit_block;
+use crate::query_log::{Entry, HookCall, LoggedHit};
+pub use crate::sessions::Sessions;
 use crate::{Engine, HookSettings, ToolError};
 
 /// Prompts shorter than this (trimmed) get no context.
@@ -32,10 +34,7 @@ pub const MIN_PROMPT_CHARS: usize = 12;
 /// (all-mpnet-base-v2, 5× larger) lands on the same scale: both put unrelated prompts
 /// 0.17–0.21 and answers 0.55–0.64 on the three corpora.
 pub const DENSE_WEIGHT: f32 = 0.63;
-/// Lowest evidence the prompt's strongest section needs for anything to be injected
-/// (`RAGDOWN_HOOK_MIN_EVIDENCE`); measured before [`FOLLOW_SHARE`], every section then needing it. At weight
-/// 1.25: 0.7 → 74/0, 76/0, 73%/4 off-topic; 0.75 → 70/0, 70/0, 71%/2; 0.8 → 64/0, 65/0, 68%/2.
-pub const MIN_EVIDENCE: f32 = 0.75;
+pub use crate::settings::MIN_EVIDENCE;
 
 /// The share of [`MIN_EVIDENCE`] (or the configured floor) the sections after the strongest
 /// need, once the strongest shows the whole floor. Whether a prompt gets anything stays the
@@ -52,114 +51,6 @@ pub const FOLLOW_SHARE: f32 = 0.8;
 /// lands against it: [`ragdown_search::calibration`]). Without a model only the terms count.
 pub fn evidence(hit: &Hit) -> f32 {
     hit.coverage + DENSE_WEIGHT * hit.rise.unwrap_or(0.0)
-}
-
-/// Session id → chunks injected, and the sessions from least to most recently used.
-type SessionTable = (HashMap<String, HashSet<i64>>, VecDeque<String>);
-
-/// Per-session memory of the chunks already injected: an LRU of at most `max` sessions.
-pub struct Sessions {
-    max: usize,
-    inner: Mutex<SessionTable>,
-}
-
-impl Sessions {
-    pub fn new(max: usize) -> Self {
-        Self {
-            max,
-            inner: Mutex::new((HashMap::new(), VecDeque::new())),
-        }
-    }
-
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&mut (HashMap<String, HashSet<i64>>, VecDeque<String>)) -> T,
-    ) -> T {
-        let mut guard = match self.inner.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        f(&mut guard)
-    }
-
-    pub fn forget(&self, key: &str) {
-        self.with(|(map, order)| {
-            map.remove(key);
-            order.retain(|k| k != key);
-        });
-    }
-
-    /// The chunks this session has seen (touching it as most recently used).
-    pub fn seen(&self, key: &str) -> HashSet<i64> {
-        self.with(|(map, order)| {
-            if map.contains_key(key) {
-                order.retain(|k| k != key);
-                order.push_back(key.to_string());
-            }
-            map.get(key).cloned().unwrap_or_default()
-        })
-    }
-
-    pub fn remember(&self, key: &str, ids: impl IntoIterator<Item = i64>) {
-        let max = self.max;
-        self.with(|(map, order)| {
-            if !map.contains_key(key) {
-                while map.len() >= max {
-                    match order.pop_front() {
-                        Some(oldest) => {
-                            map.remove(&oldest);
-                        }
-                        None => break,
-                    }
-                }
-                order.push_back(key.to_string());
-            }
-            map.entry(key.to_string()).or_default().extend(ids);
-        });
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ContextFormat {
-    #[default]
-    Text,
-    ClaudeCode,
-}
-
-#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
-pub struct ContextArgs {
-    /// The user's prompt (may be empty, e.g. with `reset` after a compaction).
-    pub prompt: String,
-    /// Remembers what was injected, so a section is not repeated in this session.
-    #[serde(default)]
-    pub session_id: Option<String>,
-    /// Forget this session's memory first.
-    #[serde(default)]
-    pub reset: bool,
-    /// `text` (the block or empty text) or `claude-code` (UserPromptSubmit hook JSON).
-    #[serde(default)]
-    pub format: ContextFormat,
-    /// Most sections (1–50, default 4).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 50))]
-    pub top_k: Option<usize>,
-    /// Lowest cosine similarity injected, an extra floor on this model's scale (default: none).
-    #[serde(default)]
-    pub min_score: Option<f32>,
-    /// Lowest share of the best injected hit's similarity (0–1, default 0: off).
-    #[serde(default)]
-    #[schemars(range(min = 0.0, max = 1.0))]
-    pub min_ratio: Option<f32>,
-    /// Lowest evidence that the prompt's strongest section answers it: the share of the
-    /// prompt's rare terms it holds plus its closeness above unrelated prompts' (default 0.75;
-    /// the sections after it need 80% of it; `ragdown eval` calibrates it on your own prompts).
-    #[serde(default)]
-    #[schemars(range(min = 0.0))]
-    pub min_evidence: Option<f32>,
-    /// Most characters (default 6000).
-    #[serde(default)]
-    pub max_chars: Option<usize>,
 }
 
 /// Names the prompt quotes that are strong enough to pin a section: identifiers, not plain
@@ -207,7 +98,7 @@ pub trait ContextSource {
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError>;
     /// What the prompt names, read once from the documents' titles and aliases.
     fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError>;
-    fn log(&self, entry: serde_json::Value);
+    fn log(&self, entry: Entry);
 }
 
 impl ContextSource for Engine {
@@ -231,11 +122,12 @@ impl ContextSource for Engine {
         self.settings().max_per_document
     }
     fn search(&self, prompt: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
+        // The whole scope: the hook takes no path prefix.
         let options = SearchOptions {
-            path_prefix: self.scoped_prefix(None),
+            path_prefix: None,
             ..options.clone()
         };
-        Ok(self.scope_hits(ragdown_search::search(&self.index, prompt, &options)?))
+        Engine::search(self, prompt, &options)
     }
     fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError> {
         let snap = self.index.snapshot();
@@ -246,7 +138,7 @@ impl ContextSource for Engine {
             aliased: named.by_alias.into_iter().collect(),
         })
     }
-    fn log(&self, entry: serde_json::Value) {
+    fn log(&self, entry: Entry) {
         self.log_query(entry);
     }
 }
@@ -416,17 +308,16 @@ pub fn inject(
             .filter(|h| injected.contains(&h.chunk_id))
             .cloned()
             .collect();
-        source.log(json!({
-            "kind": "context",
-            "query": prompt,
-            "hits": crate::query_log::hits_json(&shown),
-            "injected": injected.len(),
-            "candidates": hits.len(),
-            "dropped": hits.len() - injected.len(),
-            "min_score": gate.min_score.map(|m| crate::format::rounded(m, 4)),
-            "min_evidence": crate::format::rounded(gate.min_evidence, 4),
-            "foreign": &candidates.foreign,
-            "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
+        source.log(Entry::Context(HookCall {
+            query: prompt.to_string(),
+            hits: LoggedHit::all(&shown),
+            injected: injected.len(),
+            candidates: hits.len(),
+            dropped: hits.len() - injected.len(),
+            min_score: gate.min_score.map(|m| crate::format::rounded(m, 4)),
+            min_evidence: crate::format::rounded(gate.min_evidence, 4),
+            foreign: candidates.foreign.clone(),
+            latency_ms: started.elapsed().as_secs_f64() * 1000.0,
         }));
     };
     let chosen = candidates.choose(&gate, &seen);
@@ -654,7 +545,7 @@ mod tests {
         fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError> {
             panic!("a skipped prompt was read for names: {prompt:?}")
         }
-        fn log(&self, _: serde_json::Value) {}
+        fn log(&self, _: crate::query_log::Entry) {}
     }
 
     #[test]

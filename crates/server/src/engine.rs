@@ -8,7 +8,8 @@ use std::time::SystemTime;
 
 use ragdown_index::{Index, SyncReport};
 
-use crate::{ServerSettings, SharedSettings, ToolError, context, query_log};
+use crate::sessions::Sessions;
+use crate::{ServerSettings, SharedSettings, ToolError, query_log};
 
 /// How long a reader waits for the primary to finish a forwarded sync.
 pub const SYNC_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
@@ -26,7 +27,7 @@ pub struct Engine {
     pub name: String,
     pub index: Arc<Index>,
     settings: SharedSettings,
-    pub sessions: context::Sessions,
+    pub sessions: Sessions,
     /// Shared by the narrowed views of one folder.
     pub last_sync: Arc<Mutex<Option<LastSync>>>,
     /// The folder's `.ragdown.json`, read on every hook call (`serve` only; `stdio` ignores it).
@@ -49,7 +50,7 @@ impl Engine {
             name,
             index,
             settings,
-            sessions: context::Sessions::new(200),
+            sessions: Sessions::new(200),
             last_sync: Arc::new(Mutex::new(None)),
             folder_config: None,
             query_log: None,
@@ -64,7 +65,7 @@ impl Engine {
             name: self.name.clone(),
             index: self.index.clone(),
             settings: self.settings.clone(),
-            sessions: context::Sessions::new(200),
+            sessions: Sessions::new(200),
             last_sync: self.last_sync.clone(),
             folder_config: self.folder_config.clone(),
             query_log: self.query_log.clone(),
@@ -122,7 +123,7 @@ impl Engine {
     }
 
     /// Records one search or read in the query log, when it is on.
-    pub fn log_query(&self, entry: serde_json::Value) {
+    pub fn log_query(&self, entry: query_log::Entry) {
         if let Some(log) = &self.query_log
             && self.settings().query_log
         {

@@ -9,29 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::answers::{Answer, FolderList, Listing, Moved, ReadDoc, Recall, RecallView};
-use time::OffsetDateTime;
-use time::macros::format_description;
-
-fn datetime(mtime_ns: i64) -> OffsetDateTime {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(mtime_ns))
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
-}
-
-/// `YYYY-MM-DD`, UTC.
-pub fn day(mtime_ns: i64) -> String {
-    datetime(mtime_ns)
-        .format(format_description!("[year]-[month]-[day]"))
-        .unwrap_or_default()
-}
-
-/// `YYYY-MM-DDTHH:MM:SS.mmmZ`, UTC.
-pub fn iso(mtime_ns: i64) -> String {
-    datetime(mtime_ns)
-        .format(format_description!(
-            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-        ))
-        .unwrap_or_default()
-}
+pub use crate::values::{day, iso, rounded};
 
 /// ` [#a #b]`, or nothing for no tags.
 pub fn tag_list(tags: &[String]) -> String {
@@ -40,13 +18,6 @@ pub fn tag_list(tags: &[String]) -> String {
     }
     let marked: Vec<String> = tags.iter().map(|t| format!("#{t}")).collect();
     format!(" [{}]", marked.join(" "))
-}
-
-/// `x` rounded to `places` decimals, widened first: an `f32` rounded and then widened prints
-/// as `0.7488999962806702` in JSON.
-pub fn rounded(x: f32, places: i32) -> f64 {
-    let scale = 10f64.powi(places);
-    (f64::from(x) * scale).round() / scale
 }
 
 /// A path as text output shows it: control characters (a newline in a file name) escaped as

@@ -21,9 +21,12 @@ pub mod paths;
 pub mod pending;
 pub mod primary;
 pub mod query_log;
+pub mod recall;
 pub mod resources;
+pub mod sessions;
 mod settings;
 pub mod tools;
+pub mod values;
 
 pub use engine::{Engine, LastSync, SYNC_REQUEST_TIMEOUT};
 pub use error::{ErrorKind, ToolError};

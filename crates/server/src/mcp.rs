@@ -19,7 +19,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use crate::answers::Answer;
 use crate::resources::{self, DocResource};
-use crate::tools::{Definition, definitions, enabled, run};
+use crate::tools::{Definition, enabled, run};
 use crate::{Engine, ToolError};
 
 /// What an MCP server serves: its name, instructions, tools and how a call runs.
@@ -48,8 +48,7 @@ impl ToolHost for Engine {
         instructions(&self.name)
     }
     fn definitions(&self) -> Vec<Definition> {
-        definitions()
-            .iter()
+        crate::tools::in_folder()
             .filter(|d| enabled(self, d))
             .cloned()
             .collect()

@@ -94,8 +94,7 @@ impl ToolHost for PendingEngine {
     }
 
     fn definitions(&self) -> Vec<Definition> {
-        tools::definitions()
-            .iter()
+        tools::in_folder()
             .filter(|d| tools::enabled_by(&self.settings, d))
             .cloned()
             .collect()
@@ -133,7 +132,7 @@ mod tests {
             ServerSettings::default(),
             Duration::from_millis(50),
         ));
-        assert_eq!(pending.definitions().len(), tools::definitions().len());
+        assert_eq!(pending.definitions().len(), tools::in_folder().count());
         let err = pending
             .call("ragdown_stats", serde_json::json!({}))
             .unwrap_err();

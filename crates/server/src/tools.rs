@@ -1,20 +1,29 @@
-//! The table of the thirteen tools — name, description, argument schema (from [`crate::args`]),
-//! annotations, whether each writes and its scope — and dispatch from a tool name and JSON
-//! arguments to the engine: [`run`] gives the typed answer, [`call`] its MCP text.
-//! Transport-free: the MCP adapters list [`definitions`] and call [`call`] or [`run`].
+//! The table of the tools — name, description, argument schema (from [`crate::args`]),
+//! annotations, and how each runs: its work in one folder and what the root `/mcp` (every
+//! folder at once) does with it, or, for the two root-only tools, its work over every folder.
+//! A definition that leaves out how it behaves across folders does not compile.
+//! Transport-free: the MCP adapters list [`definitions`] and call [`call`] or [`run`]; the
+//! root endpoint (in `http`) is an [`EveryFolder`].
+
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::answers::{Answer, FoundHit, Recall, RecallView, Reindexed};
-use crate::args::{
-    DeleteArgs, EditArgs, IngestArgs, ListArgs, MoveArgs, PathArgs, ReadArgs, RecallArgs,
-    RecallFormat, ReindexArgs, RememberArgs, StatsArgs, WriteArgs,
+use crate::answers::{
+    AllStats, Answer, FolderCreated, FolderList, Listed, Listing, Recall, Reindexed,
 };
-use crate::context::ContextArgs;
-use crate::documents;
-use crate::{Engine, ToolError, format, paths};
+use crate::args::{
+    ContextArgs, CreateFolderArgs, DeleteArgs, EditArgs, FoldersArgs, IngestArgs, ListArgs,
+    MoveArgs, PathArgs, ReadArgs, RecallArgs, RecallFormat, ReindexArgs, RememberArgs, StatsArgs,
+    WriteArgs,
+};
+use crate::context::ContextSource;
+use crate::folder_config::FolderConfig;
+use crate::query_log::{Entry, Read};
+use crate::recall::Asker;
+use crate::{Engine, ServerSettings, ToolError, documents, format};
 
 /// Whether a tool reads, writes, and what its annotations say.
 #[derive(Debug, Clone, Copy)]
@@ -24,7 +33,40 @@ pub struct ToolKind {
     pub idempotent: bool,
 }
 
-/// What a tool acts on, which decides what the root `/mcp` (every folder at once) asks of it.
+/// A tool's work in one folder: its arguments in, its typed answer out. Blocking.
+pub type Work = fn(&Engine, Value) -> Result<Answer, ToolError>;
+/// Joins the answers every folder gave to one call (their names beside them) into the root's
+/// answer; the call's arguments, without `folder`, come along.
+pub type Merge = fn(Vec<(String, Answer)>, &Value) -> Result<Answer, ToolError>;
+/// A tool's work at the root, over every folder at once. Blocking.
+pub type RootWork = fn(&dyn EveryFolder, Value) -> Result<Answer, ToolError>;
+
+/// What the root `/mcp` does with a tool that runs in a folder.
+#[derive(Clone, Copy)]
+pub enum AcrossFolders {
+    /// It works on one document: the root needs a `folder`.
+    NeedsFolder,
+    /// It takes an optional `folder`; without one, it runs in every folder and the answers
+    /// are merged.
+    Merges(Merge),
+    /// It takes no `folder` at the root: it runs in every folder, answers merged.
+    EveryFolder(Merge),
+    /// It takes an optional `folder`; without one, the root answers with this (the hook: one
+    /// session memory over every folder).
+    OwnForm(RootWork),
+}
+
+/// Where a tool runs.
+#[derive(Clone, Copy)]
+pub enum Runs {
+    /// In one folder's engine (stdio, `/mcp/<folder>`, and the root with a `folder`), and
+    /// across folders at the root as `across` says.
+    InFolder { work: Work, across: AcrossFolders },
+    /// Only at the root `/mcp`, over every folder.
+    AtRoot(RootWork),
+}
+
+/// What a tool acts on, which decides whether the root `/mcp` asks for a `folder`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     /// One document: at the root it needs a `folder`.
@@ -46,7 +88,44 @@ pub struct Definition {
     /// a tool whose answer is text for a prompt (`ragdown_context`).
     pub output: Option<serde_json::Map<String, Value>>,
     pub kind: ToolKind,
-    pub scope: Scope,
+    pub runs: Runs,
+}
+
+impl Definition {
+    /// What the tool acts on, from how it runs.
+    pub fn scope(&self) -> Scope {
+        match self.runs {
+            Runs::InFolder {
+                across: AcrossFolders::NeedsFolder,
+                ..
+            } => Scope::Document,
+            Runs::InFolder {
+                across: AcrossFolders::Merges(_) | AcrossFolders::OwnForm(_),
+                ..
+            } => Scope::Folder,
+            Runs::InFolder {
+                across: AcrossFolders::EveryFolder(_),
+                ..
+            }
+            | Runs::AtRoot(_) => Scope::Server,
+        }
+    }
+
+    /// Whether a folder's endpoint (stdio, `/mcp/<folder>`) serves it.
+    pub fn in_folder(&self) -> bool {
+        matches!(self.runs, Runs::InFolder { .. })
+    }
+}
+
+/// The root endpoint over every folder, as the root-only tools and the every-folder forms see
+/// it. `http`'s root host is the one; its context source is the hook's over every folder.
+pub trait EveryFolder: ContextSource {
+    /// The folders an agent may see here (MCP on), by name.
+    fn engines(&self) -> Vec<(String, Arc<Engine>)>;
+    /// Those folders with their titles and sizes.
+    fn folder_list(&self) -> FolderList;
+    /// Makes a folder from `config`; answers its name.
+    fn create_folder(&self, name: &str, config: &FolderConfig) -> Result<String, ToolError>;
 }
 
 /// The JSON schema of `T`, as a tool's input or output schema.
@@ -83,11 +162,16 @@ pub const ADDS: ToolKind = ToolKind {
     idempotent: false,
 };
 
-/// Every tool, in name order: the table, built once (schemas are generated from the argument
-/// types, so not on every call).
+/// Every tool, in name order, root-only ones included: the table, built once (schemas are
+/// generated from the argument types, so not on every call).
 pub fn definitions() -> &'static [Definition] {
     static TABLE: std::sync::LazyLock<Vec<Definition>> = std::sync::LazyLock::new(table);
     &TABLE
+}
+
+/// The tools a folder's endpoint serves (stdio, `/mcp/<folder>`).
+pub fn in_folder() -> impl Iterator<Item = &'static Definition> {
+    definitions().iter().filter(|d| d.in_folder())
 }
 
 /// The tool named `name`, served or not.
@@ -96,14 +180,17 @@ pub fn definition(name: &str) -> Option<&'static Definition> {
 }
 
 fn table() -> Vec<Definition> {
-    vec![
+    let mut table = vec![
         Definition {
             name: "ragdown_backlinks",
             description: "The documents that link to a document (wikilinks, aliases, relative Markdown links), with the lines the links are on. Call it before changing, moving or superseding a document. Returns JSON {path, backlinks: [{path, title, lines: [{line, text}]}]}.",
             schema: schema::<PathArgs>(),
             output: Some(schema::<crate::answers::Backlinks>()),
             kind: READ,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: backlinks,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
         Definition {
             name: "ragdown_context",
@@ -111,7 +198,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<ContextArgs>(),
             output: None,
             kind: READ,
-            scope: Scope::Folder,
+            runs: Runs::InFolder {
+                work: context,
+                across: AcrossFolders::OwnForm(context_everywhere),
+            },
         },
         Definition {
             name: "ragdown_delete",
@@ -119,7 +209,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<DeleteArgs>(),
             output: Some(schema::<crate::answers::Deleted>()),
             kind: REPLACES,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: delete,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
         Definition {
             name: "ragdown_edit",
@@ -127,7 +220,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<EditArgs>(),
             output: Some(schema::<crate::answers::Edited>()),
             kind: REPLACES,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: edit,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
         Definition {
             name: "ragdown_ingest",
@@ -135,7 +231,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<IngestArgs>(),
             output: Some(schema::<crate::answers::Ingested>()),
             kind: SAME_AGAIN,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: ingest,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
         Definition {
             name: "ragdown_list",
@@ -143,7 +242,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<ListArgs>(),
             output: Some(schema::<crate::answers::Listing>()),
             kind: READ,
-            scope: Scope::Folder,
+            runs: Runs::InFolder {
+                work: list,
+                across: AcrossFolders::Merges(list_merged),
+            },
         },
         Definition {
             name: "ragdown_move",
@@ -151,7 +253,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<MoveArgs>(),
             output: Some(schema::<crate::answers::Moved>()),
             kind: ADDS,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: move_paths,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
         Definition {
             name: "ragdown_read_doc",
@@ -159,7 +264,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<ReadArgs>(),
             output: Some(schema::<crate::answers::ReadDoc>()),
             kind: READ,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: read_doc,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
         Definition {
             name: "ragdown_recall",
@@ -167,7 +275,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<RecallArgs>(),
             output: Some(schema::<crate::answers::Recall>()),
             kind: READ,
-            scope: Scope::Folder,
+            runs: Runs::InFolder {
+                work: recall,
+                across: AcrossFolders::Merges(recall_merged),
+            },
         },
         Definition {
             name: "ragdown_reindex",
@@ -175,7 +286,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<ReindexArgs>(),
             output: Some(schema::<crate::answers::Reindexed>()),
             kind: SAME_AGAIN,
-            scope: Scope::Server,
+            runs: Runs::InFolder {
+                work: reindex,
+                across: AcrossFolders::EveryFolder(reindex_merged),
+            },
         },
         Definition {
             name: "ragdown_remember",
@@ -183,7 +297,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<RememberArgs>(),
             output: Some(schema::<crate::answers::Saved>()),
             kind: ADDS,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: remember,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
         Definition {
             name: "ragdown_stats",
@@ -191,7 +308,10 @@ fn table() -> Vec<Definition> {
             schema: schema::<StatsArgs>(),
             output: Some(schema::<crate::answers::Stats>()),
             kind: READ,
-            scope: Scope::Folder,
+            runs: Runs::InFolder {
+                work: stats,
+                across: AcrossFolders::Merges(stats_merged),
+            },
         },
         Definition {
             name: "ragdown_write",
@@ -199,9 +319,30 @@ fn table() -> Vec<Definition> {
             schema: schema::<WriteArgs>(),
             output: Some(schema::<crate::answers::Written>()),
             kind: REPLACES,
-            scope: Scope::Document,
+            runs: Runs::InFolder {
+                work: write,
+                across: AcrossFolders::NeedsFolder,
+            },
         },
-    ]
+        Definition {
+            name: "ragdown_create_folder",
+            description: "Make an empty folder of documents, with MCP on, from a name (letters, digits, spaces, '_', '.', '-'; up to 64) and an optional title. Never overwrites.",
+            schema: schema::<CreateFolderArgs>(),
+            output: Some(schema::<FolderCreated>()),
+            kind: ADDS,
+            runs: Runs::AtRoot(create_folder),
+        },
+        Definition {
+            name: "ragdown_folders",
+            description: "The folders of documents: one line each with its name, title and how many documents it holds. Pass a name as folder to the other tools.",
+            schema: schema::<FoldersArgs>(),
+            output: Some(schema::<FolderList>()),
+            kind: READ,
+            runs: Runs::AtRoot(folders),
+        },
+    ];
+    table.sort_by_key(|d| d.name);
+    table
 }
 
 /// Whether `name` is served under these settings.
@@ -210,7 +351,7 @@ pub fn enabled(engine: &Engine, def: &Definition) -> bool {
 }
 
 /// Whether `def` is served under `settings` (read-only hides write tools; disabled ones go).
-pub fn enabled_by(settings: &crate::ServerSettings, def: &Definition) -> bool {
+pub fn enabled_by(settings: &ServerSettings, def: &Definition) -> bool {
     let hidden_by_read_only = settings.read_only && def.kind.write;
     let disabled = settings.disabled_tools.iter().any(|d| d == def.name);
     !(hidden_by_read_only || disabled)
@@ -221,34 +362,34 @@ pub fn parse<T: for<'de> Deserialize<'de>>(tool: &str, args: Value) -> Result<T,
         .map_err(|e| ToolError::invalid(format!("{tool}: invalid arguments: {e}")))
 }
 
-pub fn prefix_of(input: Option<&str>) -> Result<Option<String>, ToolError> {
-    match input {
-        None => Ok(None),
-        Some(p) => {
-            let n = paths::normalize(p).map_err(|_| {
-                ToolError::invalid(format!("path_prefix is outside the docs folder: {p}"))
-            })?;
-            Ok((!n.is_empty()).then_some(n))
-        }
-    }
-}
-
 /// Runs one tool and renders its answer as the MCP text a client gets. Blocking: the caller
 /// runs it off the async executor.
 pub fn call(engine: &Engine, name: &str, args: Value) -> Result<String, ToolError> {
     run(engine, name, args).map(|answer| format::answer_text(&answer))
 }
 
-/// Runs one tool: its typed answer, for callers that merge or re-shape answers (the root
-/// endpoint over every folder). Blocking.
+/// The tool `name` as served by `settings`, or why not.
+pub fn served(settings: &ServerSettings, name: &str) -> Result<&'static Definition, ToolError> {
+    definition(name)
+        .filter(|d| enabled_by(settings, d))
+        .ok_or_else(|| {
+            let why = if settings.read_only {
+                " (this server is read-only)"
+            } else {
+                ""
+            };
+            ToolError::not_found(format!("unknown tool: {name}{why}"))
+        })
+}
+
+/// Runs one tool in one folder: its typed answer, for callers that merge or re-shape answers
+/// (the root endpoint over every folder). Blocking.
 pub fn run(engine: &Engine, name: &str, args: Value) -> Result<Answer, ToolError> {
-    let Some(def) = definition(name).filter(|d| enabled(engine, d)) else {
-        let why = if engine.settings().read_only {
-            " (this server is read-only)"
-        } else {
-            ""
-        };
-        return Err(ToolError::not_found(format!("unknown tool: {name}{why}")));
+    let def = served(&engine.settings(), name)?;
+    let Runs::InFolder { work, .. } = def.runs else {
+        return Err(ToolError::not_found(format!(
+            "unknown tool: {name} (it is the root /mcp endpoint's)"
+        )));
     };
     // A reader first picks up whatever the primary committed meanwhile.
     engine.index.refresh()?;
@@ -257,131 +398,250 @@ pub fn run(engine: &Engine, name: &str, args: Value) -> Result<Answer, ToolError
     } else {
         args
     };
-    Ok(match def.name {
-        "ragdown_recall" => {
-            let a: RecallArgs = parse(name, args)?;
-            let options = recall_options(&a, &engine.settings())?;
-            let options = ragdown_search::SearchOptions {
-                path_prefix: engine.scoped_prefix(options.path_prefix),
-                ..options
-            };
-            let started = std::time::Instant::now();
-            let hits =
-                engine.scope_hits(ragdown_search::search(&engine.index, &a.query, &options)?);
-            engine.log_query(serde_json::json!({
-                "kind": "recall",
-                "query": a.query,
-                "filters": {"path_prefix": options.path_prefix, "tag": options.tag, "top_k": options.limit},
-                "hits": crate::query_log::hits_json(&hits),
-                "min_score": crate::format::rounded(engine.index.embedder().min_score(), 4),
-                "latency_ms": started.elapsed().as_secs_f64() * 1000.0,
-            }));
-            // During a first index (or any long sync) the answer says it may be incomplete.
-            let recall = Recall {
-                hits: hits.into_iter().map(FoundHit::alone).collect(),
-                indexing: engine.indexing(),
-                keyword_only: ragdown_search::keyword_only(&engine.index),
-            };
-            Answer::Recall(recall, recall_view(&a, &engine.settings()))
-        }
-        "ragdown_context" => Answer::Context(crate::context::context(
-            engine,
-            &parse::<ContextArgs>(name, args)?,
-        )?),
-        "ragdown_read_doc" => {
-            let a: ReadArgs = parse(name, args)?;
-            let doc = documents::read_doc(
-                engine,
-                &a.path,
-                documents::LineRange {
-                    start_line: a.start_line,
-                    end_line: a.end_line,
-                    before: a.before.unwrap_or(0).min(100),
-                    after: a.after.unwrap_or(0).min(100),
-                },
-            )?;
-            engine.log_query(serde_json::json!({
-                "kind": "read",
-                "path": doc.path,
-                "lines": [a.start_line, a.end_line],
-            }));
-            Answer::ReadDoc(doc)
-        }
-        "ragdown_backlinks" => Answer::Backlinks(documents::backlinks(
-            engine,
-            &parse::<PathArgs>(name, args)?.path,
-        )?),
-        "ragdown_list" => {
-            let mut a: ListArgs = parse(name, args)?;
-            a.limit = Some(a.limit.unwrap_or(100).clamp(1, 1000));
-            Answer::Listing(documents::list(engine, &a)?)
-        }
-        "ragdown_stats" => Answer::Stats(Box::new(documents::stats(
-            engine,
-            parse::<StatsArgs>(name, args)?.include_files,
-        )?)),
-        "ragdown_remember" => Answer::Saved(documents::remember(
-            engine,
-            &parse::<RememberArgs>(name, args)?,
-        )?),
-        "ragdown_ingest" => Answer::Ingested(documents::ingest(
-            engine,
-            &parse::<IngestArgs>(name, args)?,
-        )?),
-        "ragdown_write" => {
-            Answer::Written(documents::write(engine, &parse::<WriteArgs>(name, args)?)?)
-        }
-        "ragdown_edit" => Answer::Edited(documents::edit(engine, &parse::<EditArgs>(name, args)?)?),
-        "ragdown_move" => {
-            let a: MoveArgs = parse(name, args)?;
-            Answer::Moved(documents::move_paths(engine, &a.from, &a.to)?)
-        }
-        "ragdown_delete" => {
-            let a: DeleteArgs = parse(name, args)?;
-            Answer::Deleted(documents::delete(
-                engine,
-                &a.path,
-                a.recursive,
-                a.base_hash.as_deref(),
-            )?)
-        }
-        "ragdown_reindex" => {
-            let a: ReindexArgs = parse(name, args)?;
-            if a.full {
-                engine.index.reset()?;
-            }
-            Answer::Reindexed(Reindexed::from(&engine.sync()?))
-        }
-        other => return Err(ToolError::not_found(format!("unknown tool: {other}"))),
-    })
+    work(engine, args)
 }
 
-/// The search a recall asks for under `settings` (the path prefix as the client gave it: an
-/// endpoint narrows it to its scope). Refuses an empty query.
-pub fn recall_options(
-    a: &RecallArgs,
-    settings: &crate::ServerSettings,
-) -> Result<ragdown_search::SearchOptions, ToolError> {
-    if a.query.trim().is_empty() {
-        return Err(ToolError::invalid("query must not be empty"));
+// ------------------------------------------------------------- each tool's work in a folder
+
+fn recall(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: RecallArgs = parse("ragdown_recall", args)?;
+    let settings = engine.settings();
+    let options = crate::recall::options(&a, &settings)?;
+    let found = engine.recall(&a.query, &options, Asker::Agent)?;
+    Ok(Answer::Recall(found, recall_view(&a, &settings)))
+}
+
+fn context(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: ContextArgs = parse("ragdown_context", args)?;
+    Ok(Answer::Context(crate::context::context(engine, &a)?))
+}
+
+fn read_doc(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: ReadArgs = parse("ragdown_read_doc", args)?;
+    let doc = documents::read_doc(
+        engine,
+        &a.path,
+        documents::LineRange {
+            start_line: a.start_line,
+            end_line: a.end_line,
+            before: a.before.unwrap_or(0).min(100),
+            after: a.after.unwrap_or(0).min(100),
+        },
+    )?;
+    engine.log_query(Entry::Read(Read {
+        path: doc.path.clone(),
+        lines: Some([a.start_line, a.end_line]),
+        via: None,
+    }));
+    Ok(Answer::ReadDoc(doc))
+}
+
+fn backlinks(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: PathArgs = parse("ragdown_backlinks", args)?;
+    Ok(Answer::Backlinks(documents::backlinks(engine, &a.path)?))
+}
+
+fn list(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let mut a: ListArgs = parse("ragdown_list", args)?;
+    a.limit = Some(a.limit.unwrap_or(100).clamp(1, 1000));
+    Ok(Answer::Listing(documents::list(engine, &a)?))
+}
+
+fn stats(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: StatsArgs = parse("ragdown_stats", args)?;
+    Ok(Answer::Stats(Box::new(documents::stats(
+        engine,
+        a.include_files,
+    )?)))
+}
+
+fn remember(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: RememberArgs = parse("ragdown_remember", args)?;
+    Ok(Answer::Saved(documents::remember(engine, &a)?))
+}
+
+fn ingest(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: IngestArgs = parse("ragdown_ingest", args)?;
+    Ok(Answer::Ingested(documents::ingest(engine, &a)?))
+}
+
+fn write(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: WriteArgs = parse("ragdown_write", args)?;
+    Ok(Answer::Written(documents::write(engine, &a)?))
+}
+
+fn edit(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: EditArgs = parse("ragdown_edit", args)?;
+    Ok(Answer::Edited(documents::edit(engine, &a)?))
+}
+
+fn move_paths(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: MoveArgs = parse("ragdown_move", args)?;
+    Ok(Answer::Moved(documents::move_paths(
+        engine, &a.from, &a.to,
+    )?))
+}
+
+fn delete(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: DeleteArgs = parse("ragdown_delete", args)?;
+    Ok(Answer::Deleted(documents::delete(
+        engine,
+        &a.path,
+        a.recursive,
+        a.base_hash.as_deref(),
+    )?))
+}
+
+fn reindex(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
+    let a: ReindexArgs = parse("ragdown_reindex", args)?;
+    if a.full {
+        engine.index.reset()?;
     }
-    Ok(ragdown_search::SearchOptions {
-        limit: a.top_k.unwrap_or(8).clamp(1, 50),
-        path_prefix: prefix_of(a.path_prefix.as_deref())?,
-        tag: a.tag.as_deref().and_then(ragdown_markdown::tags::normalize),
-        written_by: a.written_by.map(Into::into),
-        max_per_document: settings.max_per_document,
-        follow_links: settings.follow_links,
-        ..Default::default()
-    })
+    Ok(Answer::Reindexed(Reindexed::from(&engine.sync()?)))
+}
+
+// ------------------------------------------------------------- across folders, at the root
+
+/// An answer of another kind than the tool gives: a slip in this file, never a client's.
+fn mismatch(name: &str, answer: &Answer) -> ToolError {
+    ToolError::internal(format!(
+        "{name} answered {:?} in a folder",
+        std::mem::discriminant(answer)
+    ))
+}
+
+/// Every folder's hits as one recall, best first; the view is the call's.
+fn recall_merged(answers: Vec<(String, Answer)>, args: &Value) -> Result<Answer, ToolError> {
+    let a: RecallArgs = parse("ragdown_recall", args.clone())?;
+    let mut recalls = Vec::new();
+    let mut view = None;
+    for (folder, answer) in answers {
+        let Answer::Recall(recall, shown) = answer else {
+            return Err(mismatch("ragdown_recall", &answer));
+        };
+        view.get_or_insert(shown);
+        recalls.push((folder, recall));
+    }
+    let merged: Recall = crate::recall::merge(recalls, crate::recall::limit(&a));
+    let view = view.unwrap_or_else(|| recall_view(&a, &ServerSettings::default()));
+    Ok(Answer::Recall(merged, view))
+}
+
+/// Each folder's listing, one after another, each line naming its folder.
+fn list_merged(answers: Vec<(String, Answer)>, _: &Value) -> Result<Answer, ToolError> {
+    let mut all = Listing {
+        total: 0,
+        documents: Vec::new(),
+    };
+    for (folder, answer) in answers {
+        let Answer::Listing(listing) = answer else {
+            return Err(mismatch("ragdown_list", &answer));
+        };
+        all.total += listing.total;
+        all.documents
+            .extend(listing.documents.into_iter().map(|d| Listed {
+                folder: Some(folder.clone()),
+                ..d
+            }));
+    }
+    Ok(Answer::Listing(all))
+}
+
+/// Every folder's stats, and their sums.
+fn stats_merged(answers: Vec<(String, Answer)>, _: &Value) -> Result<Answer, ToolError> {
+    let mut all = AllStats {
+        files: 0,
+        chunks: 0,
+        folders: Vec::new(),
+    };
+    for (_, answer) in answers {
+        let Answer::Stats(stats) = answer else {
+            return Err(mismatch("ragdown_stats", &answer));
+        };
+        all.files += stats.files;
+        all.chunks += stats.chunks;
+        all.folders.push(*stats);
+    }
+    Ok(Answer::AllStats(all))
+}
+
+/// Every folder's sync report, summed.
+fn reindex_merged(answers: Vec<(String, Answer)>, _: &Value) -> Result<Answer, ToolError> {
+    let mut all = Reindexed::default();
+    for (_, answer) in answers {
+        let Answer::Reindexed(one) = answer else {
+            return Err(mismatch("ragdown_reindex", &answer));
+        };
+        all += one;
+    }
+    Ok(Answer::Reindexed(all))
+}
+
+/// The hook over every folder: one session memory, sections from any folder.
+fn context_everywhere(root: &dyn EveryFolder, args: Value) -> Result<Answer, ToolError> {
+    let a: ContextArgs = parse("ragdown_context", args)?;
+    Ok(Answer::Context(crate::context::context_from(root, &a)?))
+}
+
+fn folders(root: &dyn EveryFolder, args: Value) -> Result<Answer, ToolError> {
+    let _: FoldersArgs = parse("ragdown_folders", args)?;
+    Ok(Answer::Folders(root.folder_list()))
+}
+
+fn create_folder(root: &dyn EveryFolder, args: Value) -> Result<Answer, ToolError> {
+    let a: CreateFolderArgs = parse("ragdown_create_folder", args)?;
+    let mut config = FolderConfig::default();
+    let mut patch = serde_json::Map::new();
+    patch.insert("mcp".into(), Value::Bool(true));
+    if let Some(t) = a.title {
+        patch.insert("title".into(), Value::String(t));
+    }
+    config.apply_patch(&patch)?;
+    config.set_created_by("ragdown_create_folder");
+    let name = root.create_folder(&a.name, &config)?;
+    Ok(Answer::FolderCreated(FolderCreated { name }))
+}
+
+/// Runs a tool at the root over every folder (`folder` left out, or a tool that takes none).
+/// A folder named in the call is the caller's to resolve ([`run`] in that folder's engine).
+pub fn run_everywhere(
+    root: &dyn EveryFolder,
+    def: &Definition,
+    args: Value,
+) -> Result<Answer, ToolError> {
+    let merge = match def.runs {
+        Runs::AtRoot(work)
+        | Runs::InFolder {
+            across: AcrossFolders::OwnForm(work),
+            ..
+        } => return work(root, args),
+        Runs::InFolder {
+            across: AcrossFolders::NeedsFolder,
+            ..
+        } => {
+            return Err(ToolError::invalid(format!(
+                "{} needs a folder here: pass folder (ragdown_folders lists them)",
+                def.name
+            )));
+        }
+        Runs::InFolder {
+            across: AcrossFolders::Merges(merge) | AcrossFolders::EveryFolder(merge),
+            ..
+        } => merge,
+    };
+    let mut answers = Vec::new();
+    for (name, engine) in root.engines() {
+        answers.push((name, run(&engine, def.name, args.clone())?));
+    }
+    merge(answers, &args)
 }
 
 /// How a recall's hits are shown: its `format`, clipped to `max_chars` (default the server's
 /// text limit).
-pub fn recall_view(a: &RecallArgs, settings: &crate::ServerSettings) -> RecallView {
+pub fn recall_view(a: &RecallArgs, settings: &ServerSettings) -> crate::answers::RecallView {
     match a.format {
-        RecallFormat::Json => RecallView::Json,
-        RecallFormat::Text => RecallView::Text {
+        RecallFormat::Json => crate::answers::RecallView::Json,
+        RecallFormat::Text => crate::answers::RecallView::Text {
             max_chars: a.max_chars.unwrap_or(settings.text_limit),
         },
     }

@@ -999,7 +999,7 @@ async fn folder_endpoints_over_streamable_http() {
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        13,
+        ragdown_server::tools::in_folder().count(),
         "{:?}",
         tools.iter().map(|t| &t.name).collect::<Vec<_>>()
     );
@@ -1417,8 +1417,14 @@ async fn every_endpoint_lists_exactly_the_tools_it_answers() {
     let s = Serve::start(&[root_on]).await;
     let folder_tools = harness::listed_tools(&s.mcp("/mcp/work").await).await;
     let root_tools = harness::listed_tools(&s.mcp("/mcp").await).await;
-    assert_eq!(folder_tools.len(), 13, "{folder_tools:?}");
-    assert_eq!(root_tools.len(), 15, "{root_tools:?}");
+    let table = ragdown_server::tools::definitions();
+    let in_folder = ragdown_server::tools::in_folder().count();
+    assert_eq!(folder_tools.len(), in_folder, "{folder_tools:?}");
+    assert_eq!(root_tools.len(), table.len(), "{root_tools:?}");
+    assert!(
+        in_folder < table.len(),
+        "the root's own tools are in the table"
+    );
     for (path, every) in [("/mcp/work", &folder_tools), ("/mcp", &root_tools)] {
         harness::walk_tool_table(&s.mcp(path).await, every, |_, _| true).await;
     }
@@ -2362,4 +2368,80 @@ async fn oauth_aware_clients_get_a_bearer_challenge_and_json_404s() {
             );
         }
     }
+}
+
+/// The four ways to search — the recall tool on a folder's endpoint, the root endpoint's
+/// recall over every folder, the web UI's `/api/search` and `ragdown query` — are one path:
+/// for the same folder and query they find the same sections with the same scores, and each
+/// search is written to the query log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_search_path_finds_the_same_hits_and_is_logged() {
+    let s = Serve::start(&[("RAGDOWN_ROOT_MCP", "true"), ("RAGDOWN_QUERY_LOG", "true")]).await;
+    let query = "restore the nightly snapshots and vacuum";
+    // (folder-relative path, first line, last line, fused score) of each hit, in order.
+    let found = |hits: &Value, prefix: &str| -> Vec<(String, u64, u64, f64)> {
+        hits.as_array()
+            .unwrap_or_else(|| panic!("no hits: {hits}"))
+            .iter()
+            .map(|h| {
+                let path = h["path"].as_str().unwrap();
+                (
+                    path.strip_prefix(prefix).unwrap_or(path).to_string(),
+                    h["line_start"].as_u64().unwrap(),
+                    h["line_end"].as_u64().unwrap(),
+                    h["score"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let recall = json!({"query": query, "format": "json", "top_k": 5});
+    let (err, text) = tool(&s.mcp("/mcp/work").await, "ragdown_recall", recall.clone()).await;
+    assert!(!err, "{text}");
+    let folder_endpoint = found(&serde_json::from_str::<Value>(&text).unwrap()["hits"], "");
+    assert!(folder_endpoint.len() >= 2, "{text}");
+
+    let (err, text) = tool(&s.mcp("/mcp").await, "ragdown_recall", recall).await;
+    assert!(!err, "{text}");
+    let root = serde_json::from_str::<Value>(&text).unwrap();
+    assert!(
+        root["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["folder"] == "work"),
+        "only folder work has MCP on: {root}"
+    );
+    assert_eq!(found(&root["hits"], ""), folder_endpoint, "root /mcp");
+
+    let (code, web) = s
+        .get("/api/search?folder=work&top_k=5&q=restore%20the%20nightly%20snapshots%20and%20vacuum")
+        .await;
+    assert_eq!(code, StatusCode::OK, "{web}");
+    assert_eq!(found(&web["hits"], "work/"), folder_endpoint, "/api/search");
+
+    // The CLI reads the same index as a reader of the running server.
+    let folder_data = s.data.path().join("folders/work");
+    let cli = harness::json_output(
+        harness::ragdown_in(&folder_data)
+            .env("RAGDOWN_QUERY_LOG", "true")
+            .args(["query", "--json", "--top-k", "5"])
+            .arg(s.docs.path().join("work"))
+            .arg(query),
+    );
+    assert_eq!(found(&cli["hits"], ""), folder_endpoint, "ragdown query");
+
+    // The server logged its three (the root's recall as the folder's), the CLI its one.
+    let (_, usage) = s.get("/api/query-log").await;
+    assert_eq!(usage["searches"]["recall"], 2, "{usage}");
+    assert_eq!(usage["searches"]["web"], 1, "{usage}");
+    let cli_log = std::fs::read_to_string(folder_data.join("query-log.jsonl")).unwrap();
+    let line: Value = serde_json::from_str(cli_log.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (&line["kind"], &line["query"]),
+        (&json!("recall"), &json!(query))
+    );
+    assert_eq!(
+        line["hits"].as_array().unwrap().len(),
+        folder_endpoint.len()
+    );
 }

@@ -13,6 +13,7 @@ mod formats;
 mod hardening;
 mod http;
 mod interop;
+mod layout;
 mod local_rag;
 mod postgres;
 mod primary;

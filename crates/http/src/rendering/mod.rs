@@ -10,9 +10,6 @@
 //! HTML itself (that is `ragdown-render`, which also sanitises and bounds its own work).
 
 use std::collections::HashMap;
-use std::num::NonZeroUsize;
-use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use axum::extract::{Query, State};
@@ -26,51 +23,18 @@ use ragdown_server::paths;
 
 use axum::body::Bytes;
 
-use crate::api::{
+pub(crate) mod cache;
+
+use crate::request::{
     blocking, body_object, open_document, required, required_field, split_path, with_folder,
 };
 use crate::{ApiError, ApiResult, AppState, Folder};
+use cache::RenderKey;
 
 /// The longest a page waits for a document to render. Rendering is linear in the document's
 /// size (nesting is capped), so only a document near the size limit on a loaded machine
 /// comes close; the work finishes on its thread and is cached for the next view.
 pub const RENDER_DEADLINE: Duration = Duration::from_secs(10);
-
-/// Documents rendered recently, at most this many.
-const RENDERED_KEPT: usize = 32;
-
-/// What decides a document's rendered HTML: the folder, its bytes, and which documents its
-/// links can name (the folder's document count and newest document id move when one is
-/// added, removed or renamed).
-#[derive(Hash, PartialEq, Eq)]
-struct RenderKey {
-    dir: PathBuf,
-    rel: String,
-    hash: String,
-    documents: usize,
-    newest: i64,
-}
-
-/// Recently rendered documents, so a view of an unchanged document costs a lookup.
-pub struct RenderCache(Mutex<lru::LruCache<RenderKey, Rendered>>);
-
-impl Default for RenderCache {
-    fn default() -> Self {
-        // RENDERED_KEPT is a non-zero constant.
-        let size = NonZeroUsize::new(RENDERED_KEPT).unwrap_or(NonZeroUsize::MIN);
-        Self(Mutex::new(lru::LruCache::new(size)))
-    }
-}
-
-impl RenderCache {
-    fn with<T>(&self, f: impl FnOnce(&mut lru::LruCache<RenderKey, Rendered>) -> T) -> T {
-        let mut cache = match self.0.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        f(&mut cache)
-    }
-}
 
 /// What `GET /api/render` answers.
 #[derive(serde::Serialize)]

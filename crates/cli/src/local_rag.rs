@@ -36,42 +36,68 @@ pub fn roots(settings: &Settings, given: &[PathBuf]) -> Result<Vec<PathBuf>> {
     chosen.iter().map(|d| docs_dir(d)).collect()
 }
 
-fn report_json(
-    root: &Path,
-    report: &ragdown_index::SyncReport,
-    index: &ragdown_index::Index,
-) -> Result<Value> {
-    Ok(json!({
-        "docs_dir": root,
-        "documents": index.snapshot().document_count(),
-        "chunks": index.chunk_counts()?.values().sum::<usize>(),
-        "added": report.added,
-        "updated": report.updated,
-        "removed": report.removed,
-        "unchanged": report.unchanged,
-        "embedded": report.embedded,
-        "ms": report.elapsed.as_millis() as u64,
-        "skipped": report.skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
-    }))
+/// One docs dir's sync as `ragdown sync` reports it (`--json`: one of `roots`).
+#[derive(serde::Serialize)]
+struct RootSynced {
+    docs_dir: PathBuf,
+    documents: usize,
+    chunks: usize,
+    added: usize,
+    updated: usize,
+    removed: usize,
+    unchanged: usize,
+    embedded: usize,
+    ms: u64,
+    skipped: Vec<Skipped>,
 }
 
-fn print_report(root: &Path, value: &Value) {
-    println!(
-        "{}: {} documents, {} chunks ({} added, {} updated, {} removed, {} chunks embedded)",
-        root.display(),
-        value["documents"],
-        value["chunks"],
-        value["added"],
-        value["updated"],
-        value["removed"],
-        value["embedded"]
-    );
-    for s in value["skipped"].as_array().into_iter().flatten() {
+#[derive(serde::Serialize)]
+struct Skipped {
+    path: String,
+    reason: String,
+}
+
+impl RootSynced {
+    fn new(
+        root: &Path,
+        report: &ragdown_index::SyncReport,
+        index: &ragdown_index::Index,
+    ) -> Result<Self> {
+        Ok(Self {
+            docs_dir: root.to_path_buf(),
+            documents: index.snapshot().document_count(),
+            chunks: index.chunk_counts()?.values().sum::<usize>(),
+            added: report.added,
+            updated: report.updated,
+            removed: report.removed,
+            unchanged: report.unchanged,
+            embedded: report.embedded,
+            ms: report.elapsed.as_millis() as u64,
+            skipped: report
+                .skipped
+                .iter()
+                .map(|(path, reason)| Skipped {
+                    path: path.clone(),
+                    reason: reason.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    fn print(&self) {
         println!(
-            "  skipped {}: {}",
-            s["path"].as_str().unwrap_or(""),
-            s["reason"].as_str().unwrap_or("")
+            "{}: {} documents, {} chunks ({} added, {} updated, {} removed, {} chunks embedded)",
+            self.docs_dir.display(),
+            self.documents,
+            self.chunks,
+            self.added,
+            self.updated,
+            self.removed,
+            self.embedded
         );
+        for s in &self.skipped {
+            println!("  skipped {}: {}", s.path, s.reason);
+        }
     }
 }
 
@@ -80,11 +106,11 @@ pub fn sync(settings: &Settings, given: &[PathBuf], as_json: bool) -> Result<()>
     let mut out = Vec::new();
     for root in roots(settings, given)? {
         let (index, report) = sync_dir(settings, &root)?;
-        let value = report_json(&root, &report, &index)?;
+        let synced = RootSynced::new(&root, &report, &index)?;
         if !as_json {
-            print_report(&root, &value);
+            synced.print();
         }
-        out.push(value);
+        out.push(synced);
     }
     if as_json {
         println!("{}", json!({ "roots": out }));

@@ -95,7 +95,7 @@ fn largest_magnitude(vector: &[f32]) -> f32 {
 /// `Σ query[i] · stored[i]` (unscaled), through [`crate::dot`]'s lanes: on x86-64 with AVX2
 /// and FMA they compile to 8-wide sign-extends, conversions and fused multiply-adds.
 pub fn dot_i8(query: &[f32], stored: &[i8]) -> f32 {
-    crate::dot_with(query, stored)
+    crate::vector::dot_with(query, stored)
 }
 
 /// A query prepared for scanning many int8 vectors: its components as i16 (scaled so the

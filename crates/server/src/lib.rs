@@ -1,7 +1,8 @@
-//! ragdown's MCP server: the thirteen `ragdown_*` tools over one folder (an [`Engine`]). Each
-//! tool is defined once ([`tools`]: the table; [`args`]: what it takes), does its work in the
-//! engine ([`documents`], [`context`], `search`) and ends in a typed answer ([`answers`]) that
-//! only [`format`] turns into MCP text. Every path goes through the sandbox in [`paths`].
+//! ragdown's MCP server: the thirteen `ragdown_*` tools over one folder (an [`Engine`]), and
+//! the two the root endpoint adds. Each tool is defined once ([`tools`]: the table, with how
+//! it runs in a folder and across folders; [`args`]: what it takes), does its work in the
+//! engine ([`documents`], [`context`], [`recall`]) and ends in a typed answer ([`answers`])
+//! that [`format`] turns into MCP text. Every path goes through the sandbox in [`paths`].
 //!
 //! The only crate that knows about transports: [`mcp`] adapts the engine to rmcp (stdio today).
 //! It never ranks (that is `search`) and never touches the index files (that is `index`).

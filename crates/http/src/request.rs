@@ -3,7 +3,6 @@
 //! (`work/notes/a.md` → the folder and its path), and opening an indexed document as the web
 //! UI reads it. No routes here.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -12,7 +11,6 @@ use ragdown_server::answers::{Listed, Reindexed};
 use ragdown_server::format::full_hash;
 use ragdown_server::query_log::{Entry, Read};
 use ragdown_server::{Engine, documents, paths};
-use serde_json::{Map, Value};
 
 use crate::folders::{Folder, Folders};
 use crate::{ApiError, ApiResult, AppState};
@@ -28,40 +26,6 @@ pub(crate) async fn blocking<T: Send + 'static>(
             "internal error: the request failed unexpectedly (logged on the server)",
         )
     })?
-}
-
-/// The JSON object of a body: empty or non-object is `{}`, invalid JSON a 400.
-pub(crate) fn body_object(body: &Bytes) -> ApiResult<Map<String, Value>> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Map::new());
-    }
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Ok(Map::new()),
-        Err(e) => Err(ApiError::bad_request(format!("invalid JSON body: {e}"))),
-    }
-}
-
-pub(crate) fn string_field(body: &Map<String, Value>, key: &str) -> ApiResult<Option<String>> {
-    match body.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "{key} must be a string, not {other}"
-        ))),
-    }
-}
-
-pub(crate) fn required_field(body: &Map<String, Value>, key: &str) -> ApiResult<String> {
-    string_field(body, key)?.ok_or_else(|| ApiError::bad_request(format!("{key} is missing")))
-}
-
-pub(crate) fn required<'a>(query: &'a HashMap<String, String>, key: &str) -> ApiResult<&'a str> {
-    query
-        .get(key)
-        .map(String::as_str)
-        .filter(|v| !v.trim().is_empty())
-        .ok_or_else(|| ApiError::bad_request(format!("the {key} parameter is missing")))
 }
 
 pub(crate) fn check_writable(state: &AppState) -> ApiResult<()> {
@@ -193,5 +157,103 @@ pub(crate) fn role_of(index: &ragdown_index::Index) -> &'static str {
         "follower"
     } else {
         "reader"
+    }
+}
+
+/// A required text parameter or body field: present and not blank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Given(pub String);
+
+impl<'de> serde::Deserialize<'de> for Given {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        if text.trim().is_empty() {
+            return Err(serde::de::Error::custom("must not be empty"));
+        }
+        Ok(Self(text))
+    }
+}
+
+impl std::ops::Deref for Given {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An optional text parameter where an empty value (`folder=`) means none.
+pub(crate) fn blank_is_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    let text: Option<String> = serde::Deserialize::deserialize(d)?;
+    Ok(text.filter(|t| !t.trim().is_empty()))
+}
+
+/// A failed read of a request's `part` (its query string or body) as a 400 naming the
+/// parameter or field: `the query string: top_k: invalid digit found in string`.
+fn unreadable<E: std::fmt::Display>(part: &str, e: serde_path_to_error::Error<E>) -> ApiError {
+    let place = e.path().to_string();
+    if place == "." {
+        ApiError::bad_request(format!("the {part}: {}", e.inner()))
+    } else {
+        ApiError::bad_request(format!("the {part}: {place}: {}", e.inner()))
+    }
+}
+
+/// The query string as `T` (a `Deserialize` struct of the route's parameters).
+pub(crate) struct Params<T>(pub T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S>
+    for Params<T>
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or_default();
+        let pairs = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(pairs)
+            .map(Params)
+            .map_err(|e| unreadable("query string", e))
+    }
+}
+
+/// A JSON body as `T`; an empty body reads as `{}`.
+pub(crate) fn json_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
+    let text: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        body
+    };
+    let mut json = serde_json::Deserializer::from_slice(text);
+    serde_path_to_error::deserialize(&mut json).map_err(|e| unreadable("body", e))
+}
+
+/// `?path=`: the document or file a route acts on, folder first (`work/notes/a.md`).
+#[derive(serde::Deserialize)]
+pub(crate) struct PathParam {
+    pub path: Given,
+}
+
+/// `?folder=`: one folder, or every folder when left out or empty.
+#[derive(serde::Deserialize)]
+pub(crate) struct FolderParam {
+    #[serde(default, deserialize_with = "blank_is_none")]
+    pub folder: Option<String>,
+}
+
+/// An optional number parameter where an empty value (`top_k=`) means none.
+pub(crate) fn blank_or_number<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<usize>, D::Error> {
+    match blank_is_none(d)? {
+        None => Ok(None),
+        Some(text) => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| serde::de::Error::custom(format!("must be a number, not {text}"))),
     }
 }

@@ -3,7 +3,8 @@
 //! every unknown key kept when the file is rewritten. Read on every use, so an edit applies
 //! without a restart; an invalid file counts as defaults and is logged once per content.
 //!
-//! Owns the validation of a settings patch (the web UI's and an agent's), not the folder's
+//! The file is read and written as [`FolderConfig`], a change to it as [`FolderPatch`]; both
+//! are checked by their types as they are read. Owns the settings, not the folder's
 //! directory: creating, renaming and deleting folders is the HTTP layer's job.
 
 use std::collections::HashSet;
@@ -11,34 +12,54 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde_json::{Map, Value, json};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
 
 use crate::ToolError;
 use crate::hook_patch::HookPatch;
-use crate::patch;
+use crate::patch::{self, Change};
 
 /// The file name, at the folder's root (a dot-file: never indexed).
 pub const FILE_NAME: &str = ".ragdown.json";
 
-/// A folder's `.ragdown.json`.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A folder's `.ragdown.json`, read and written as this type.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FolderConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// Always written; a missing or `null` value is `false` (a human-only folder).
+    #[serde(default, deserialize_with = "null_is_false")]
     pub mcp: bool,
     /// The folder's hook values over the server's `RAGDOWN_HOOK_*`.
+    #[serde(default, skip_serializing_if = "HookPatch::is_empty")]
     pub hook: HookPatch,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
-    /// The whole object as read, unknown keys included, so a rewrite keeps them.
-    raw: Map<String, Value>,
+    /// Every other key of the file, so a rewrite keeps them.
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
 
-/// A `hook` value: an object of changes, `null` giving every value back; what a file holds
-/// after it is normalised (no resets kept).
-fn read_hook(v: &Value) -> Result<HookPatch, String> {
-    let changes = patch::read::<Option<HookPatch>>(v.clone())
-        .map_err(|why| format!("hook.{why}"))?
-        .unwrap_or_else(HookPatch::reset_all);
-    Ok(changes)
+/// A change to a folder's settings (the web UI's, or an agent's new folder): a key left out
+/// keeps its value, `null` removes it (`"hook": null` every hook value), a value sets it;
+/// each value is checked as it is read.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct FolderPatch {
+    pub title: Change<String>,
+    pub mcp: Change<bool>,
+    #[serde(deserialize_with = "HookPatch::or_reset_all")]
+    pub hook: HookPatch,
+}
+
+impl FolderPatch {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+fn null_is_false<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
 }
 
 fn config_path(folder: &Path) -> PathBuf {
@@ -61,33 +82,15 @@ fn warn_once(path: &Path, text: &str, why: &str) {
 }
 
 impl FolderConfig {
-    fn from_object(raw: Map<String, Value>) -> Result<Self, String> {
-        let title = match raw.get("title") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(t)) => Some(t.trim().to_string()).filter(|t| !t.is_empty()),
-            Some(other) => return Err(format!("title must be a string, not {other}")),
-        };
-        let mcp = match raw.get("mcp") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(other) => return Err(format!("mcp must be true or false, not {other}")),
-        };
-        let hook = match raw.get("hook") {
-            None => HookPatch::default(),
-            // A file keeps no resets: a `null` there is a value not set.
-            Some(v) => HookPatch::default().then(read_hook(v)?),
-        };
-        let created_by = raw
-            .get("created_by")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        Ok(Self {
-            title,
-            mcp,
-            hook,
-            created_by,
-            raw,
-        })
+    /// The file's values as ragdown keeps them: a blank title is none, and a file holds no
+    /// resets (a `null` hook value there is a value not set).
+    fn normalised(mut self) -> Self {
+        self.title = self
+            .title
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
+        self.hook = HookPatch::default().then(self.hook);
+        self
     }
 
     /// Reads `folder/.ragdown.json`; a missing or invalid file gives the defaults.
@@ -97,10 +100,10 @@ impl FolderConfig {
             return Self::default();
         };
         match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(raw)) => match Self::from_object(raw) {
-                Ok(config) => config,
+            Ok(value @ Value::Object(_)) => match patch::read::<Self>(value) {
+                Ok(config) => config.normalised(),
                 Err(why) => {
-                    warn_once(&path, &text, &why);
+                    warn_once(&path, &text, &why.to_string());
                     Self::default()
                 }
             },
@@ -120,51 +123,31 @@ impl FolderConfig {
         self.title.as_deref().unwrap_or(name)
     }
 
-    /// Applies a settings patch (`title`, `mcp`, `hook`; `null` removes a value), validating
-    /// every value before changing anything.
-    pub fn apply_patch(&mut self, patch: &Map<String, Value>) -> Result<(), ToolError> {
-        let mut raw = self.raw.clone();
-        for key in ["title", "mcp"] {
-            match patch.get(key) {
-                None => {}
-                Some(Value::Null) => {
-                    raw.remove(key);
-                }
-                Some(v) => {
-                    raw.insert(key.into(), v.clone());
-                }
-            }
+    /// Applies a settings change (already checked as it was read).
+    pub fn apply(&mut self, change: FolderPatch) {
+        match change.title {
+            Change::Keep => {}
+            Change::Reset => self.title = None,
+            Change::Set(title) => self.title = Some(title),
         }
-        if let Some(changes) = patch.get("hook") {
-            let hook = self
-                .hook
-                .clone()
-                .then(read_hook(changes).map_err(ToolError::invalid)?);
-            if hook.is_empty() {
-                raw.remove("hook");
-            } else {
-                let hook =
-                    serde_json::to_value(&hook).map_err(|e| ToolError::internal(e.to_string()))?;
-                raw.insert("hook".into(), hook);
-            }
+        match change.mcp {
+            Change::Keep => {}
+            Change::Reset => self.mcp = false,
+            Change::Set(on) => self.mcp = on,
         }
-        let next = Self::from_object(raw).map_err(ToolError::invalid)?;
-        *self = next;
-        Ok(())
+        self.hook = std::mem::take(&mut self.hook).then(change.hook);
+        *self = std::mem::take(self).normalised();
     }
 
     /// Marks the folder as made by `by` (an agent's `ragdown_create_folder`).
     pub fn set_created_by(&mut self, by: &str) {
         self.created_by = Some(by.to_string());
-        self.raw.insert("created_by".into(), json!(by));
     }
 
     /// Writes the file atomically, keeping unknown keys; `mcp` is always written.
     pub fn write(&self, folder: &Path) -> Result<(), ToolError> {
-        let mut raw = self.raw.clone();
-        raw.insert("mcp".into(), json!(self.mcp));
-        let text = serde_json::to_string_pretty(&Value::Object(raw))
-            .map_err(|e| ToolError::internal(e.to_string()))?;
+        let text =
+            serde_json::to_string_pretty(self).map_err(|e| ToolError::internal(e.to_string()))?;
         crate::documents::atomic_write(&config_path(folder), FILE_NAME, text.as_bytes())
     }
 }
@@ -172,6 +155,7 @@ impl FolderConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn defaults_when_missing_or_invalid() {
@@ -197,18 +181,21 @@ mod tests {
         assert!(c.mcp);
         assert_eq!(c.hook.top_k, patch::Change::Set(2));
 
-        let bad = json!({"hook": {"min_ratio": 2}});
-        assert!(c.apply_patch(bad.as_object().unwrap()).is_err());
-        let bad = json!({"hook": {"depth": 2}});
-        assert!(c.apply_patch(bad.as_object().unwrap()).is_err());
-        assert_eq!(
-            c.hook.top_k,
-            patch::Change::Set(2),
-            "a refused patch changes nothing"
-        );
+        for (bad, says) in [
+            (
+                json!({"hook": {"min_ratio": 2}}),
+                "hook.min_ratio: must be a number from 0 to 1",
+            ),
+            (json!({"hook": {"depth": 2}}), "unknown field `depth`"),
+            (json!({"mcp": "yes"}), "mcp: invalid type: string"),
+        ] {
+            let why = patch::read::<FolderPatch>(bad).unwrap_err().to_string();
+            assert!(why.contains(says), "{why}");
+        }
 
-        let patch = json!({"hook": {"top_k": null, "min_score": 0.5}, "title": null});
-        c.apply_patch(patch.as_object().unwrap()).unwrap();
+        let change: FolderPatch =
+            patch::read(json!({"hook": {"top_k": null, "min_score": 0.5}, "title": null})).unwrap();
+        c.apply(change);
         c.write(dir.path()).unwrap();
         let again = FolderConfig::read(dir.path());
         assert_eq!(again.title, None);

@@ -20,7 +20,8 @@ use crate::args::{
     WriteArgs,
 };
 use crate::context::ContextSource;
-use crate::folder_config::FolderConfig;
+use crate::folder_config::{FolderConfig, FolderPatch};
+use crate::patch::Change;
 use crate::query_log::{Entry, Read};
 use crate::recall::Asker;
 use crate::{Engine, ServerSettings, ToolError, documents, format};
@@ -591,12 +592,11 @@ fn folders(root: &dyn EveryFolder, args: Value) -> Result<Answer, ToolError> {
 fn create_folder(root: &dyn EveryFolder, args: Value) -> Result<Answer, ToolError> {
     let a: CreateFolderArgs = parse("ragdown_create_folder", args)?;
     let mut config = FolderConfig::default();
-    let mut patch = serde_json::Map::new();
-    patch.insert("mcp".into(), Value::Bool(true));
-    if let Some(t) = a.title {
-        patch.insert("title".into(), Value::String(t));
-    }
-    config.apply_patch(&patch)?;
+    config.apply(FolderPatch {
+        mcp: Change::Set(true),
+        title: a.title.map_or(Change::Keep, Change::Set),
+        ..FolderPatch::default()
+    });
     config.set_created_by("ragdown_create_folder");
     let name = root.create_folder(&a.name, &config)?;
     Ok(Answer::FolderCreated(FolderCreated { name }))

@@ -2,11 +2,10 @@
 //! documents as the web UI lists, reads, writes, moves and deletes them, their links, and
 //! the files beside them.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ragdown_index::walk::is_skipped_name;
@@ -14,12 +13,12 @@ use ragdown_server::answers::Listed;
 use ragdown_server::args::ListArgs;
 use ragdown_server::format::full_hash;
 use ragdown_server::{documents, paths};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::folders::Folder;
 use crate::request::{
-    api_path, blocking, body_object, check_writable, folder_of, in_folder, last_sync,
-    open_document, required, required_field, split_path, string_field, with_folder,
+    FolderParam, Given, Params, PathParam, api_path, blocking, check_writable, folder_of,
+    in_folder, json_body, last_sync, open_document, split_path, with_folder,
 };
 use crate::{ApiError, ApiResult, AppState};
 
@@ -37,11 +36,11 @@ pub(crate) struct DocWithText {
 
 pub(crate) async fn list_docs(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(asked): Params<FolderParam>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
     blocking(move || {
-        let chosen: Vec<Arc<Folder>> = match query.get("folder").filter(|f| !f.is_empty()) {
+        let chosen: Vec<Arc<Folder>> = match &asked.folder {
             Some(name) => vec![folder_of(&folders, name)?],
             None => folders.list(),
         };
@@ -57,10 +56,10 @@ pub(crate) async fn list_docs(
 
 pub(crate) async fn read_doc(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(PathParam { path }): Params<PathParam>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
-    let path = required(&query, "path")?.to_string();
+    let path = path.0;
     blocking(move || {
         let opened = open_document(&folders, &path)?;
         let v = DocWithText {
@@ -77,16 +76,27 @@ pub(crate) async fn read_doc(
 
 pub(crate) async fn write_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
     check_writable(&state)?;
-    let body = body_object(&body)?;
+    /// `POST /api/doc`: a document's whole text, at its path.
+    #[derive(serde::Deserialize)]
+    struct WriteBody {
+        path: Given,
+        text: String,
+        /// Replace a document that exists (without `base_hash`: whatever it holds).
+        #[serde(default)]
+        overwrite: bool,
+        /// Replace only this version (`hash` of `GET /api/doc`).
+        #[serde(default)]
+        base_hash: Option<String>,
+    }
+    let WriteBody {
+        path,
+        text,
+        overwrite,
+        base_hash,
+    } = json_body(&body)?;
+    let path = path.0;
     let folders = state.folders()?;
     blocking(move || {
-        let path = required_field(&body, "path")?;
-        let text = required_field(&body, "text")?;
-        let overwrite = body
-            .get("overwrite")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let base_hash = string_field(&body, "base_hash")?;
         let normalized = api_path(&path)?;
         let (name, rel) = normalized.split_once('/').unwrap_or(("", ""));
         let folder = folders.get(name).filter(|_| !rel.is_empty()).ok_or_else(|| {
@@ -158,11 +168,11 @@ pub(crate) async fn write_doc(State(state): State<AppState>, body: Bytes) -> Api
 
 pub(crate) async fn delete_doc(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(PathParam { path }): Params<PathParam>,
 ) -> ApiResult<Response> {
     check_writable(&state)?;
     let folders = state.folders()?;
-    let path = required(&query, "path")?.to_string();
+    let path = path.0;
     blocking(move || {
         let (folder, rel) = split_path(&folders, &path)?;
         let (rel, abs) = paths::document(&folder.dir, &rel)?;
@@ -180,13 +190,20 @@ pub(crate) async fn delete_doc(
     .await
 }
 
+/// `GET /api/resolve`: the document a link in `from` names.
+#[derive(serde::Deserialize)]
+pub(crate) struct ResolveParams {
+    from: Given,
+    #[serde(default)]
+    link: String,
+}
+
 pub(crate) async fn resolve(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(ResolveParams { from, link }): Params<ResolveParams>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
-    let from = required(&query, "from")?.to_string();
-    let link = query.get("link").cloned().unwrap_or_default();
+    let from = from.0;
     blocking(move || {
         let (folder, from_rel) = split_path(&folders, &from)?;
         let inner = link
@@ -214,11 +231,16 @@ pub(crate) async fn resolve(
 
 pub(crate) async fn move_doc(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
     check_writable(&state)?;
-    let body = body_object(&body)?;
+    /// `POST /api/move`: a document or subfolder's path, and its new one.
+    #[derive(serde::Deserialize)]
+    struct MoveBody {
+        from: Given,
+        to: Given,
+    }
+    let MoveBody { from, to } = json_body(&body)?;
+    let (from, to) = (from.0, to.0);
     let folders = state.folders()?;
     blocking(move || {
-        let from = required_field(&body, "from")?;
-        let to = required_field(&body, "to")?;
         let (folder, from_rel) = split_path(&folders, &from)?;
         let to_norm = api_path(&to)?;
         let (to_folder, to_rel) = to_norm.split_once('/').unwrap_or((to_norm.as_str(), ""));
@@ -242,10 +264,10 @@ pub(crate) async fn move_doc(State(state): State<AppState>, body: Bytes) -> ApiR
 
 pub(crate) async fn backlinks(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(PathParam { path }): Params<PathParam>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
-    let path = required(&query, "path")?.to_string();
+    let path = path.0;
     blocking(move || {
         let (folder, rel) = split_path(&folders, &path)?;
         if folder
@@ -289,10 +311,10 @@ pub(crate) fn content_type(rel: &str) -> &'static str {
 
 pub(crate) async fn file(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(PathParam { path }): Params<PathParam>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
-    let path = required(&query, "path")?.to_string();
+    let path = path.0;
     blocking(move || {
         let (folder, rel) = split_path(&folders, &path)?;
         if rel.is_empty() || rel.split('/').any(is_skipped_name) {

@@ -1,18 +1,16 @@
 //! `/api/folders…` and `/api/loose`: the folders of documents as the web UI lists, creates,
 //! changes and removes them, and the loose files at the top of the docs dir.
 
-use std::collections::HashMap;
-
 use axum::body::Bytes;
-use axum::extract::{Path as UrlPath, Query, State};
+use axum::extract::{Path as UrlPath, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use ragdown_server::folder_config::FolderConfig;
-use serde_json::{Map, Value, json};
+use ragdown_server::folder_config::{FolderConfig, FolderPatch};
+use serde_json::json;
 
 use crate::folders::Folder;
 use crate::request::{
-    blocking, body_object, check_writable, folder_of, required, role_of, string_field, url_segment,
+    Given, Params, blocking, check_writable, folder_of, json_body, role_of, url_segment,
     with_folder,
 };
 use crate::{ApiError, ApiResult, AppState};
@@ -68,12 +66,14 @@ pub(crate) async fn list_folders(State(state): State<AppState>) -> ApiResult<Res
     .await
 }
 
-/// The folder settings (`.ragdown.json` keys) a request body carries.
-pub(crate) fn folder_settings_patch(body: &Map<String, Value>) -> Map<String, Value> {
-    ["title", "mcp", "hook"]
-        .into_iter()
-        .filter_map(|key| Some((key.to_string(), body.get(key)?.clone())))
-        .collect()
+/// `POST /api/folders` and `PATCH /api/folders/{name}`: a name (the new folder's, or a
+/// rename), and the folder's settings to change.
+#[derive(serde::Deserialize)]
+pub(crate) struct FolderBody {
+    #[serde(default)]
+    name: Option<Given>,
+    #[serde(flatten)]
+    settings: FolderPatch,
 }
 
 pub(crate) async fn create_folder(
@@ -81,14 +81,14 @@ pub(crate) async fn create_folder(
     body: Bytes,
 ) -> ApiResult<Response> {
     check_writable(&state)?;
-    let body = body_object(&body)?;
+    let FolderBody { name, settings } = json_body(&body)?;
+    let name = name
+        .ok_or_else(|| ApiError::bad_request("name is missing: the folder's directory name"))?
+        .0;
     let folders = state.folders()?;
-    let name = string_field(&body, "name")?
-        .ok_or_else(|| ApiError::bad_request("name is missing: the folder's directory name"))?;
     blocking(move || {
         let mut config = FolderConfig::default();
-        let patch = folder_settings_patch(&body);
-        config.apply_patch(&patch)?;
+        config.apply(settings);
         let folder = folders.create(&name, &config)?;
         Ok((
             StatusCode::CREATED,
@@ -104,19 +104,21 @@ pub(crate) async fn patch_folder(
     UrlPath(name): UrlPath<String>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let body = body_object(&body)?;
+    let FolderBody {
+        name: rename,
+        settings,
+    } = json_body(&body)?;
     let folders = state.folders()?;
     let read_only = state.config.server.read_only;
     blocking(move || {
         let mut folder = folder_of(&folders, &name)?;
-        let mut config = folder.config();
-        let patch = folder_settings_patch(&body);
-        config.apply_patch(&patch)?;
-        let rename = string_field(&body, "name")?.filter(|n| n != &name);
+        let rename = rename.map(|n| n.0).filter(|n| n != &name);
         if rename.is_some() && read_only {
             return Err(ApiError::read_only());
         }
-        if !patch.is_empty() {
+        if !settings.is_empty() {
+            let mut config = folder.config();
+            config.apply(settings);
             config.write(&folder.dir)?;
         }
         if let Some(to) = rename {
@@ -127,16 +129,23 @@ pub(crate) async fn patch_folder(
     .await
 }
 
+/// `DELETE /api/folders/{name}?confirm=name`.
+#[derive(serde::Deserialize)]
+pub(crate) struct ConfirmParam {
+    #[serde(default)]
+    confirm: Option<String>,
+}
+
 pub(crate) async fn delete_folder(
     State(state): State<AppState>,
     UrlPath(name): UrlPath<String>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(ConfirmParam { confirm }): Params<ConfirmParam>,
 ) -> ApiResult<Response> {
     check_writable(&state)?;
     let folders = state.folders()?;
     blocking(move || {
         folder_of(&folders, &name)?;
-        if query.get("confirm") != Some(&name) {
+        if confirm.as_ref() != Some(&name) {
             return Err(ApiError::bad_request(format!(
                 "deleting a folder removes every file in it: repeat its name as ?confirm={name}"
             )));
@@ -150,10 +159,13 @@ pub(crate) async fn delete_folder(
 /// `POST /api/loose {"folder": name}`: the loose Markdown files become a folder's documents.
 pub(crate) async fn adopt_loose(State(state): State<AppState>, body: Bytes) -> ApiResult<Response> {
     check_writable(&state)?;
-    let body = body_object(&body)?;
+    /// `POST /api/loose`: the folder to move the loose files into (made when missing).
+    #[derive(serde::Deserialize)]
+    struct AdoptBody {
+        folder: Given,
+    }
+    let name = json_body::<AdoptBody>(&body)?.folder.0;
     let folders = state.folders()?;
-    let name = string_field(&body, "folder")?
-        .ok_or_else(|| ApiError::bad_request("folder is missing: the folder to move them into"))?;
     blocking(move || {
         let (folder, moved) = folders.adopt_loose(&name)?;
         Ok(axum::Json(json!({
@@ -165,13 +177,19 @@ pub(crate) async fn adopt_loose(State(state): State<AppState>, body: Bytes) -> A
     .await
 }
 
+/// `DELETE /api/loose?name=`: one loose file.
+#[derive(serde::Deserialize)]
+pub(crate) struct NameParam {
+    name: Given,
+}
+
 pub(crate) async fn delete_loose(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(NameParam { name }): Params<NameParam>,
 ) -> ApiResult<Response> {
     check_writable(&state)?;
     let folders = state.folders()?;
-    let name = required(&query, "name")?.to_string();
+    let name = name.0;
     blocking(move || {
         if !folders.loose_files().contains(&name) {
             return Err(ApiError::not_found(format!(

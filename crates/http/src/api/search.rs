@@ -1,36 +1,47 @@
 //! `/api/search`: the people's search, over one folder or every folder (human-only ones
 //! included), through the one recall path (`ragdown_server::recall`).
 
-use std::collections::HashMap;
-
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use ragdown_server::answers::FoundHit;
 use ragdown_server::args::RecallArgs;
 use ragdown_server::recall::Asker;
 use serde_json::json;
 
-use crate::request::{blocking, folder_of, required, with_folder};
-use crate::{ApiError, ApiResult, AppState};
+use crate::request::{
+    Given, Params, blank_is_none, blank_or_number, blocking, folder_of, with_folder,
+};
+use crate::{ApiResult, AppState};
 
 /// Hybrid search over one folder (`folder=`) or, without one, every folder (human-only ones
 /// included: this is the people's search), hits merged by fused score. While a folder is
 /// still indexing, `indexing` says how far it is.
+/// `GET /api/search`.
+#[derive(serde::Deserialize)]
+pub(crate) struct SearchParams {
+    q: Given,
+    #[serde(default, deserialize_with = "blank_is_none")]
+    folder: Option<String>,
+    /// 1–50, default 10.
+    #[serde(default, deserialize_with = "blank_or_number")]
+    top_k: Option<usize>,
+    #[serde(default)]
+    tag: Option<String>,
+}
+
 pub(crate) async fn search(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(asked): Params<SearchParams>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
-    let q = required(&query, "q")?.to_string();
-    let name = query.get("folder").filter(|f| !f.is_empty()).cloned();
-    let top_k = match query.get("top_k").filter(|v| !v.is_empty()) {
-        None => 10,
-        Some(v) => v
-            .parse::<usize>()
-            .map_err(|_| ApiError::bad_request(format!("top_k must be a number, not {v}")))?,
-    }
-    .clamp(1, 50);
-    let tag = query.get("tag").cloned();
+    let SearchParams {
+        q,
+        folder: name,
+        top_k,
+        tag,
+    } = asked;
+    let q = q.0;
+    let top_k = top_k.unwrap_or(10).clamp(1, 50);
     blocking(move || {
         let searched = match &name {
             Some(name) => vec![folder_of(&folders, name)?],

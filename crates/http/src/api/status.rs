@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use ragdown_server::documents;
 use serde_json::{Value, json};
 
-use crate::request::{blocking, body_object, check_writable, role_of};
+use crate::request::{blocking, check_writable, json_body, role_of};
 use crate::server_settings::{self, ServerPatch, SettingsShape};
 use crate::{ApiError, ApiResult, AppState};
 
@@ -124,7 +124,7 @@ pub(crate) async fn patch_settings(
     body: Bytes,
 ) -> ApiResult<Response> {
     check_writable(&state)?;
-    let changes = ServerPatch::read(Value::Object(body_object(&body)?))?;
+    let changes = ServerPatch::read(json_body::<Value>(&body)?)?;
     let folders = state.folders()?;
     let _one_at_a_time = state.settings_change.lock().await;
     let st = state.clone();

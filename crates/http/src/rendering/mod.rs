@@ -9,10 +9,9 @@
 //! [`RENDER_DEADLINE`] is answered with a 503 rather than holding the page. It never builds
 //! HTML itself (that is `ragdown-render`, which also sanitises and bounds its own work).
 
-use std::collections::HashMap;
 use std::time::Duration;
 
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use ragdown_index::Snapshot;
 use ragdown_index::walk::is_skipped_name;
@@ -26,7 +25,7 @@ use axum::body::Bytes;
 pub(crate) mod cache;
 
 use crate::request::{
-    blocking, body_object, open_document, required, required_field, split_path, with_folder,
+    Given, Params, PathParam, blocking, json_body, open_document, split_path, with_folder,
 };
 use crate::{ApiError, ApiResult, AppState, Folder};
 use cache::RenderKey;
@@ -82,10 +81,10 @@ impl Resolve for FromDocument<'_> {
 
 pub(crate) async fn render(
     State(state): State<AppState>,
-    Query(query): Query<HashMap<String, String>>,
+    Params(PathParam { path }): Params<PathParam>,
 ) -> ApiResult<Response> {
     let folders = state.folders()?;
-    let path = required(&query, "path")?.to_string();
+    let path = path.0;
     let shown = path.clone();
     let work = blocking(move || {
         let opened = open_document(&folders, &path)?;
@@ -138,11 +137,16 @@ pub(crate) async fn render_draft(
     State(state): State<AppState>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let body = body_object(&body)?;
+    /// `POST /api/render`: a draft's text, and the path it is a draft of.
+    #[derive(serde::Deserialize)]
+    struct DraftBody {
+        path: Given,
+        text: String,
+    }
+    let DraftBody { path, text } = json_body(&body)?;
+    let path = path.0;
     let folders = state.folders()?;
     blocking(move || {
-        let path = required_field(&body, "path")?;
-        let text = required_field(&body, "text")?;
         let (folder, rel) = split_path(&folders, &path)?;
         let (rel, _) = paths::document(&folder.dir, &rel)?;
         let snapshot = folder.engine.index.snapshot();

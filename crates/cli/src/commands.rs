@@ -508,7 +508,7 @@ pub fn stdio(settings: &Settings) -> Result<()> {
                         &engine,
                         role,
                         &duties,
-                        settings.watch,
+                        settings.server.watch,
                         settings.takeover_every,
                     );
                     pending.ready(engine);
@@ -579,8 +579,6 @@ pub fn serve(settings: &Settings) -> Result<()> {
         docs_dir: docs,
         embedder: settings.embedder.clone(),
         server: settings.server.clone(),
-        watch: settings.watch,
-        root_mcp: settings.http.root_mcp,
         max_file_bytes: settings.max_file_bytes,
         database: settings.shared_database(),
         takeover_every: settings.takeover_every,

@@ -27,8 +27,6 @@ pub struct Settings {
     pub dense_pool: ragdown_index::store::DensePool,
     /// `RAGDOWN_DOCS_DIR`.
     pub docs_dir: Option<PathBuf>,
-    /// `RAGDOWN_WATCH`: follow changes with a file watcher (else poll every 60 s).
-    pub watch: bool,
     /// `RAGDOWN_TAKEOVER_MS`: how often a reader checks whether the primary is gone.
     pub takeover_every: std::time::Duration,
     /// Everything the MCP server reads.
@@ -48,8 +46,6 @@ pub struct HttpSettings {
     pub token: Option<String>,
     /// `SECURE_LOCAL_NET`: no token at all, on a trusted network.
     pub secure_local_net: bool,
-    /// `RAGDOWN_ROOT_MCP`: serve every MCP folder at bare /mcp.
-    pub root_mcp: bool,
     /// `RAGDOWN_BIND`: the address to listen on (loopback unless told otherwise).
     pub bind: String,
     /// `RAGDOWN_ALLOWED_HOSTS`: host names answered besides addresses and localhost.
@@ -70,19 +66,6 @@ fn boolean(name: &str, default: bool) -> Result<bool> {
             "0" | "false" | "no" | "off" => Ok(false),
             _ => bail!("{name}={v:?} is not a boolean: use true or false"),
         },
-    }
-}
-
-fn fraction(name: &str) -> Result<Option<f32>> {
-    match var(name) {
-        None => Ok(None),
-        Some(v) => v
-            .trim()
-            .parse::<f32>()
-            .ok()
-            .filter(|x| x.is_finite())
-            .map(Some)
-            .with_context(|| format!("{name}={v:?} is not a number")),
     }
 }
 
@@ -133,13 +116,15 @@ fn cache_root() -> PathBuf {
 
 impl Settings {
     pub fn from_env() -> Result<Self> {
-        let server = ragdown_server::ServerSettings::default();
+        let server = ragdown_server::ServerSettings::default()
+            .with_variables(&var)
+            .map_err(anyhow::Error::msg)?;
         let models_dir = var("RAGDOWN_MODELS")
             .map(PathBuf::from)
             .unwrap_or_else(|| cache_root().join("ragdown").join("models"));
         Ok(Self {
             embedder: EmbedderSettings {
-                name: var("RAGDOWN_EMBEDDER").unwrap_or_else(|| "granite-small".into()),
+                name: server.embedder.clone(),
                 models_dir,
                 threads: number("RAGDOWN_THREADS", 0)?,
                 ort_library: var("ORT_DYLIB_PATH").map(PathBuf::from),
@@ -160,41 +145,18 @@ impl Settings {
             database_schema: var("RAGDOWN_DATABASE_SCHEMA"),
             dense_pool: dense_pool()?,
             docs_dir: var("RAGDOWN_DOCS_DIR").map(|d| expand_home(&d)),
-            watch: boolean("RAGDOWN_WATCH", true)?,
             takeover_every: std::time::Duration::from_millis(number(
                 "RAGDOWN_TAKEOVER_MS",
                 10_000,
             )?),
-            // Each default is written once, in `ServerSettings::default()`.
-            server: ragdown_server::ServerSettings {
-                text_limit: number("RAGDOWN_TEXT_LIMIT", server.text_limit)?,
-                notes_dir: var("RAGDOWN_NOTES_DIR").unwrap_or(server.notes_dir),
-                read_only: boolean("RAGDOWN_READ_ONLY", server.read_only)?,
-                disabled_tools: var("RAGDOWN_DISABLED_TOOLS")
-                    .map(|v| {
-                        v.split(',')
-                            .map(|t| t.trim().to_string())
-                            .filter(|t| !t.is_empty())
-                            .collect()
-                    })
-                    .unwrap_or(server.disabled_tools),
-                hook: ragdown_server::HookSettings {
-                    top_k: number("RAGDOWN_HOOK_TOP_K", server.hook.top_k)?,
-                    min_score: fraction("RAGDOWN_HOOK_MIN_SCORE")?.or(server.hook.min_score),
-                    min_ratio: fraction("RAGDOWN_HOOK_MIN_RATIO")?.unwrap_or(server.hook.min_ratio),
-                    min_evidence: number("RAGDOWN_HOOK_MIN_EVIDENCE", server.hook.min_evidence)?,
-                    max_chars: number("RAGDOWN_HOOK_MAX_CHARS", server.hook.max_chars)?,
-                },
-                max_per_document: number("RAGDOWN_MAX_PER_DOCUMENT", server.max_per_document)?,
-                follow_links: number("RAGDOWN_FOLLOW_LINKS", server.follow_links)?,
-                query_log: boolean("RAGDOWN_QUERY_LOG", server.query_log)?,
-            },
+            // Each server setting's default and variable are declared once, in
+            // `ragdown_server::settings`.
+            server,
             http: HttpSettings {
                 port: number("PORT", 3000)?,
                 keep_alive_ms: number("HTTP_KEEP_ALIVE_TIMEOUT_MS", 75_000)?,
                 token: var("RAGDOWN_TOKEN"),
                 secure_local_net: boolean("SECURE_LOCAL_NET", false)?,
-                root_mcp: boolean("RAGDOWN_ROOT_MCP", false)?,
                 bind: var("RAGDOWN_BIND")
                     .map(|b| b.trim().to_string())
                     .unwrap_or_else(|| "127.0.0.1".into()),

@@ -20,10 +20,9 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     /// The embedder the environment names (saved settings may name another).
     pub embedder: EmbedderSettings,
-    /// The environment's server settings.
+    /// The environment's server settings (the embedder's name, watching and the root
+    /// endpoint among them).
     pub server: ServerSettings,
-    pub watch: bool,
-    pub root_mcp: bool,
     pub max_file_bytes: u64,
     /// `RAGDOWN_DATABASE_URL` and the schema prefix: the folders' records in PostgreSQL, a
     /// schema each.
@@ -51,10 +50,9 @@ pub struct AppInner {
     root: OnceLock<Arc<root::RootHost>>,
     /// Why loading failed, if it did.
     load_error: Mutex<Option<String>>,
+    /// The settings in effect: the environment's with the saved values over them.
     pub settings: SharedSettings,
     pub saved: server_settings::SavedSettings,
-    /// The settings in effect (env with saved values over them).
-    pub tunables: Mutex<server_settings::Tunables>,
     /// `PATCH /api/settings` changes one at a time.
     pub settings_change: tokio::sync::Mutex<()>,
     pub token_digest: Option<[u8; 32]>,
@@ -78,15 +76,7 @@ impl std::ops::Deref for AppState {
 impl AppState {
     pub fn new(config: ServeConfig) -> Self {
         let saved = server_settings::SavedSettings::new(&config.docs_dir);
-        let env = server_settings::Tunables::from_env(
-            &config.embedder.name,
-            config.watch,
-            config.root_mcp,
-            &config.server,
-        );
-        let tunables = env.with_saved(&saved.read());
-        let mut server = config.server.clone();
-        tunables.apply_to(&mut server);
+        let server = saved.read().over(&config.server);
         let token_digest = config.token.as_deref().map(auth::digest);
         Self(Arc::new(AppInner {
             folders: OnceLock::new(),
@@ -94,7 +84,6 @@ impl AppState {
             load_error: Mutex::new(None),
             settings: Arc::new(std::sync::RwLock::new(server)),
             saved,
-            tunables: Mutex::new(tunables),
             settings_change: tokio::sync::Mutex::new(()),
             token_digest,
             shutdown: CancellationToken::new(),
@@ -108,7 +97,7 @@ impl AppState {
     /// says why when it cannot load (nothing has changed then).
     pub fn load_embedder_of(
         &self,
-        next: &server_settings::Tunables,
+        next: &ServerSettings,
     ) -> Result<Option<Arc<dyn Embedder>>, String> {
         if next.embedder == self.tunables().embedder {
             return Ok(None);
@@ -126,7 +115,7 @@ impl AppState {
     /// change of watching, every folder is reopened with them.
     pub fn put_in_effect(
         &self,
-        next: &server_settings::Tunables,
+        next: &ServerSettings,
         embedder: Option<Arc<dyn Embedder>>,
     ) -> Result<(), ToolError> {
         let before = self.tunables();
@@ -135,10 +124,7 @@ impl AppState {
                 .settings
                 .write()
                 .map_err(|_| ToolError::internal("settings lock poisoned"))?;
-            next.apply_to(&mut shared);
-        }
-        if let Ok(mut t) = self.tunables.lock() {
-            *t = next.clone();
+            *shared = next.clone();
         }
         if (embedder.is_some() || next.watch != before.watch)
             && let Ok(folders) = self.folders()
@@ -162,7 +148,7 @@ impl AppState {
         *seen = stamp;
         // After a PATCH of this server that is still putting the file it wrote in effect.
         let _one_at_a_time = self.settings_change.blocking_lock();
-        let next = self.env_tunables().with_saved(&self.saved.read());
+        let next = self.saved.read().over(&self.config.server);
         if next == self.tunables() {
             return;
         }
@@ -181,18 +167,14 @@ impl AppState {
         }
     }
 
-    /// The environment's tunables.
-    pub fn env_tunables(&self) -> server_settings::Tunables {
-        server_settings::Tunables::from_env(
-            &self.config.embedder.name,
-            self.config.watch,
-            self.config.root_mcp,
-            &self.config.server,
-        )
+    /// The environment's settings.
+    pub fn env_tunables(&self) -> ServerSettings {
+        self.config.server.clone()
     }
 
-    pub fn tunables(&self) -> server_settings::Tunables {
-        match self.tunables.lock() {
+    /// The settings in effect.
+    pub fn tunables(&self) -> ServerSettings {
+        match self.settings.read() {
             Ok(t) => t.clone(),
             Err(p) => p.into_inner().clone(),
         }

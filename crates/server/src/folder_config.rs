@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::HookPatch;
 use crate::ToolError;
-use crate::hook_patch::HookPatch;
 use crate::patch::{self, Change};
 
 /// The file name, at the folder's root (a dot-file: never indexed).

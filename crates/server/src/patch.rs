@@ -3,8 +3,8 @@
 //! read. A key left out keeps what lies beneath, `null` gives it back, a value sets it; each
 //! value is checked by its type while it is read, and the message names the key.
 //!
-//! Owns only the reading and layering of changes; which settings exist is their owners' (the
-//! hook's in `hook_patch`, the server's in the HTTP crate).
+//! Owns only the reading and layering of changes; which settings exist is declared once in
+//! `settings`.
 
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -22,7 +22,7 @@ pub(crate) struct FolderShape {
     title: String,
     mcp: bool,
     /// The folder's own hook values (those it leaves out come from the server's).
-    hook: ragdown_server::hook_patch::HookPatch,
+    hook: ragdown_server::HookPatch,
     mcp_path: String,
     files: usize,
     chunks: usize,

@@ -138,7 +138,7 @@ pub(crate) async fn patch_settings(
             ));
         }
         let saved = st.saved.patched(changes);
-        let next = st.env_tunables().with_saved(&saved);
+        let next = saved.over(&st.env_tunables());
         // A new embedder is loaded before anything changes: one that cannot load changes nothing.
         let embedder = st.load_embedder_of(&next).map_err(ApiError::bad_request)?;
         st.saved.write(&saved)?;

@@ -30,7 +30,7 @@ pub enum RecallFormat {
     Json,
 }
 
-/// `ragdown_folders` takes nothing.
+// `ragdown_folders` takes nothing.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct FoldersArgs {}
 
@@ -244,7 +244,8 @@ pub struct ReindexArgs {
     pub full: bool,
 }
 
-/// How `ragdown_context` answers: the block as text, or a Claude Code hook's JSON.
+// How `ragdown_context` answers: the block as text, or a Claude Code hook's JSON (a plain
+// comment: a doc comment would change the tool's published schema).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ContextFormat {

@@ -131,10 +131,15 @@ pub trait EveryFolder: ContextSource {
 
 /// The JSON schema of `T`, as a tool's input or output schema.
 pub fn schema<T: JsonSchema>() -> serde_json::Map<String, Value> {
-    match serde_json::to_value(schemars::schema_for!(T)) {
+    let mut map = match serde_json::to_value(schemars::schema_for!(T)) {
         Ok(Value::Object(map)) => map,
         _ => serde_json::Map::new(),
+    };
+    // An object of no arguments still lists its (no) properties: some clients read them.
+    if map.get("type") == Some(&Value::from("object")) && !map.contains_key("properties") {
+        map.insert("properties".into(), Value::Object(serde_json::Map::new()));
     }
+    map
 }
 
 /// Reads only.

@@ -245,7 +245,11 @@ pub fn sync_dir(
         }
         // Another process is the primary: it syncs, this process reports. If it exits while
         // answering, the lock is free: try again, as the primary this time.
-        match lock::forward_sync_report(&index, None, ragdown_server::SYNC_REQUEST_TIMEOUT) {
+        match ragdown_index::forward::forward_sync_report(
+            &index,
+            None,
+            ragdown_server::SYNC_REQUEST_TIMEOUT,
+        ) {
             Ok(report) => break (index, report),
             Err(_) if attempt < 5 => {
                 attempt += 1;

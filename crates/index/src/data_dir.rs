@@ -16,20 +16,6 @@ pub fn bm25(data_dir: &Path) -> PathBuf {
     data_dir.join("bm25")
 }
 
-/// The BM25 directory of an index whose records are kept at `records`: `bm25/` beside
-/// `records.sqlite`, or one directory per database and schema, so that a data dir switched
-/// between stores never takes one store's BM25 commit for the other's (their generations and
-/// chunk ids are unrelated).
-pub fn bm25_of(data_dir: &Path, records: &crate::store::RecordsLocation) -> PathBuf {
-    match records {
-        crate::store::RecordsLocation::DataDir => bm25(data_dir),
-        crate::store::RecordsLocation::Postgres { url, schema, .. } => {
-            let digest = blake3::hash(format!("{url}\0{schema}").as_bytes()).to_hex();
-            data_dir.join(format!("bm25-postgres-{}", &digest[..16]))
-        }
-    }
-}
-
 /// The lock file whose holder is the index's primary.
 pub fn primary_lock(data_dir: &Path) -> PathBuf {
     data_dir.join("primary.lock")

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use postgres::Client;
 use postgres::fallible_iterator::FallibleIterator;
 
-use crate::lock::Request;
+use crate::request::Request;
 use crate::store::{Creating, PostgresStore};
 use crate::{IndexError, Result};
 

@@ -9,7 +9,7 @@ use ragdown_embed::Embedder;
 
 use crate::{
     BM25_VERSION, DocumentRecord, IndexError, IndexSettings, Result, Snapshot, SyncProgress,
-    SyncStatus, TermFrequencies, bm25, data_dir, store, sync,
+    SyncStatus, TermFrequencies, bm25, data_dir, store,
 };
 
 /// What an opened index holds in memory.
@@ -56,7 +56,7 @@ pub struct Index {
     pub(crate) snapshot: RwLock<Arc<Snapshot>>,
     pub(crate) sync_lock: Mutex<()>,
     /// Paths writers asked to index now, served inside a running sync (`sync.rs`).
-    pub(crate) urgent: sync::Urgent,
+    pub(crate) urgent: crate::sync_report::Urgent,
     pub(crate) status: SyncStatus,
     /// Chunks sent to the embedder since this index was opened (cache misses).
     pub(crate) embedded_chunks: AtomicU64,
@@ -144,7 +144,7 @@ pub fn pending_changes(settings: &IndexSettings, embedder_id: &str) -> Option<us
     Some(
         files
             .iter()
-            .filter(|f| crate::sync::may_have_changed(f, by_path.get(f.path.as_str()).copied()))
+            .filter(|f| crate::changes::may_have_changed(f, by_path.get(f.path.as_str()).copied()))
             .count(),
     )
 }
@@ -232,7 +232,7 @@ impl Index {
                 store.set_meta(key, value)?;
             }
         }
-        let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
+        let bm25 = bm25::Bm25::open(&settings.records.bm25_dir(&settings.data_dir))?;
         let holding = match holding {
             Holding::DocumentsOnly if !bm25_is_level(bm25.committed(), store.generation()?) => {
                 Holding::Everything
@@ -285,8 +285,7 @@ impl Index {
     /// through [`Index::refresh`], and fails when the records do not match this embedder.
     pub fn open_reader(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
         let store = Self::open_matching_records(&settings, embedder.as_ref())?;
-        let bm25 =
-            bm25::Bm25::open_reader(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
+        let bm25 = bm25::Bm25::open_reader(&settings.records.bm25_dir(&settings.data_dir))?;
         Self::assemble(settings, embedder, store, bm25, Assembly::reading())
     }
 
@@ -296,7 +295,7 @@ impl Index {
     /// records do not match this embedder (the primary rebuilds, never a follower).
     pub fn open_follower(settings: IndexSettings, embedder: Arc<dyn Embedder>) -> Result<Self> {
         let store = Self::open_matching_records(&settings, embedder.as_ref())?;
-        let bm25 = bm25::Bm25::open(&data_dir::bm25_of(&settings.data_dir, &settings.records))?;
+        let bm25 = bm25::Bm25::open(&settings.records.bm25_dir(&settings.data_dir))?;
         let index = Self::assemble(settings, embedder, store, bm25, Assembly::reading())?;
         index.follower.store(true, Ordering::Relaxed);
         index.catch_up_bm25()?;
@@ -357,7 +356,7 @@ impl Index {
             bm25,
             snapshot: RwLock::new(Arc::new(snapshot)),
             sync_lock: Mutex::new(()),
-            urgent: sync::Urgent::default(),
+            urgent: crate::sync_report::Urgent::default(),
             status: SyncStatus::default(),
             embedded_chunks: AtomicU64::new(0),
             embedded_pieces: AtomicU64::new(0),

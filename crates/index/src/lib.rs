@@ -6,15 +6,19 @@
 //! for a running sync.
 
 mod bm25;
+mod changes;
 pub mod data_dir;
 pub mod database_lock;
+pub mod forward;
 mod index;
 pub mod lock;
+mod request;
 mod resolve;
 pub mod shared_log;
 pub mod snapshot;
 pub mod store;
 mod sync;
+mod sync_report;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
 pub mod walk;
@@ -27,8 +31,8 @@ use serde::{Deserialize, Serialize};
 
 pub use bm25::{BM25_VERSION, TermFrequencies};
 pub use index::{Holding, Index, pending_changes, recorded_embedder};
-pub use snapshot::{ChunkRecord, ChunkRun, Snapshot};
-pub use sync::SyncReport;
+pub use snapshot::{ChunkRun, Snapshot};
+pub use sync_report::SyncReport;
 
 /// Default largest file indexed (`RAGDOWN_MAX_FILE_BYTES`).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -109,6 +113,19 @@ pub struct DocumentRecord {
     pub session: Option<String>,
     pub links: Vec<LinkRecord>,
     pub total_lines: u32,
+}
+
+/// A chunk as searches see it (its vector lives beside it in the segment).
+#[derive(Debug, Clone)]
+pub struct ChunkRecord {
+    pub id: i64,
+    pub document_id: i64,
+    pub ord: u32,
+    pub line_start: u32,
+    pub line_end: u32,
+    pub heading: String,
+    pub breadcrumb: String,
+    pub text: String,
 }
 
 /// Where an index lives and what it indexes.

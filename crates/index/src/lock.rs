@@ -17,8 +17,9 @@ use std::time::Duration;
 use ragdown_embed::{Embedder, TextKind};
 
 use crate::database_lock::DatabaseLock;
+pub use crate::request::Request;
 use crate::store::RecordsLocation;
-use crate::{Index, IndexError, IndexSettings, Result};
+use crate::{IndexError, IndexSettings, Result};
 
 /// Held by the primary for as long as it lives.
 pub struct PrimaryLock {
@@ -153,42 +154,6 @@ pub fn claim(settings: &IndexSettings) -> Result<Role> {
     })
 }
 
-/// Asks whoever writes `index`'s records to sync (`paths`, or the whole folder) and returns
-/// its one-line JSON answer: the primary process on this host through its socket, or — for a
-/// follower of shared records — the primary server through the database.
-pub fn forward_sync(index: &Index, paths: Option<&[String]>, timeout: Duration) -> Result<String> {
-    if index.is_follower()
-        && let RecordsLocation::Postgres { url, schema, .. } = &index.settings().records
-    {
-        return crate::database_lock::request_sync(url, schema, paths, timeout);
-    }
-    let data_dir = &index.settings().data_dir;
-    match paths {
-        None => request_sync(data_dir, timeout),
-        Some(paths) => request_sync_paths(data_dir, paths, timeout),
-    }
-    .map_err(|e| {
-        IndexError::Primary(format!(
-            "the primary ragdown process could not be reached ({e}); it may be restarting: \
-             try again in a few seconds"
-        ))
-    })
-}
-
-/// [`forward_sync`], its answer read as the primary's report, then this index caught up with
-/// what the primary committed.
-pub fn forward_sync_report(
-    index: &Index,
-    paths: Option<&[String]>,
-    timeout: Duration,
-) -> Result<crate::SyncReport> {
-    let answer = forward_sync(index, paths, timeout)?;
-    let report = serde_json::from_str(&answer)
-        .map_err(|_| IndexError::Primary(format!("the primary could not sync: {answer}")))?;
-    index.refresh()?;
-    Ok(report)
-}
-
 /// Asks the primary to sync; returns its one-line JSON answer.
 pub fn request_sync(data_dir: &Path, timeout: Duration) -> std::io::Result<String> {
     ask(data_dir, "sync\n", timeout)
@@ -212,34 +177,6 @@ fn ask(data_dir: &Path, request: &str, timeout: Duration) -> std::io::Result<Str
     let mut line = String::new();
     BufReader::new(stream).read_line(&mut line)?;
     Ok(line.trim_end().to_string())
-}
-
-/// What a reader asks the primary.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Request {
-    /// `sync`: the whole folder.
-    Sync,
-    /// `sync-paths <JSON list>`: these paths (a reader's write).
-    SyncPaths(Vec<String>),
-    /// `embed-query <pid> <JSON string>`: the query's vector, from the model the primary
-    /// has loaded, for the reader of process `pid`.
-    EmbedQuery { pid: u32, text: String },
-}
-
-impl Request {
-    fn parse(line: &str) -> Option<Self> {
-        if line == "sync" {
-            return Some(Self::Sync);
-        }
-        if let Some(list) = line.strip_prefix("sync-paths ") {
-            return serde_json::from_str(list).ok().map(Self::SyncPaths);
-        }
-        let (pid, text) = line.strip_prefix("embed-query ")?.split_once(' ')?;
-        Some(Self::EmbedQuery {
-            pid: pid.parse().ok()?,
-            text: serde_json::from_str(text).ok()?,
-        })
-    }
 }
 
 /// Asks the primary for the vector of the query `text`; `None` when there is no primary, it

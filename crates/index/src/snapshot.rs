@@ -11,21 +11,8 @@ use std::sync::Arc;
 
 use ragdown_embed::int8::{Int8Vector, OwnedInt8};
 
-use crate::DocumentRecord;
 use crate::store::{SnapshotChunk, StoredChunk};
-
-/// A chunk as searches see it (its vector lives beside it in the segment).
-#[derive(Debug, Clone)]
-pub struct ChunkRecord {
-    pub id: i64,
-    pub document_id: i64,
-    pub ord: u32,
-    pub line_start: u32,
-    pub line_end: u32,
-    pub heading: String,
-    pub breadcrumb: String,
-    pub text: String,
-}
+use crate::{ChunkRecord, DocumentRecord};
 
 /// Chunks of increasing id with their vectors, as int8 ([`Int8Vector`]): a quarter of the
 /// memory of f32, and a quarter of the bytes an exact scan streams.

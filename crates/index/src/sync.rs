@@ -3,19 +3,21 @@
 //! not seen (so editing one section embeds one chunk and a renamed file embeds nothing), and
 //! write each document in its own transaction. Deleted files are dropped.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ragdown_embed::TextKind;
 use ragdown_markdown::links::join_relative;
 use ragdown_markdown::{Chunk, LinkKind};
 
-use crate::snapshot::{ChunkRecord, Snapshot};
+use crate::changes::{converted_hash_prefix, may_have_changed};
+use crate::snapshot::Snapshot;
 use crate::store::{self, NewChunk, StoredChunk};
+use crate::sync_report::{SyncReport, UrgentState};
 use crate::walk::{FileEntry, walk};
-use crate::{DocumentRecord, Index, LinkRecord, Result};
+use crate::{ChunkRecord, DocumentRecord, Index, LinkRecord, Result};
 
 /// Texts to embed (sections and their pieces) gathered before the embedder runs and the
 /// batch is written: large enough for full embedder slices, small enough that searches and
@@ -33,40 +35,6 @@ const BM25_COMMIT_EVERY: Duration = Duration::from_secs(5);
 /// writers are waiting on, so a write waits for at most one such call (under a second with
 /// MiniLM on two cores), not for a whole batch or a huge document.
 const EMBED_SLICE: usize = 32;
-
-/// Paths writers want indexed now, handed to the sync that is running (a write must not wait
-/// for a whole-folder sync), with the answers for them.
-#[derive(Default)]
-pub(crate) struct Urgent {
-    state: Mutex<UrgentState>,
-    answered: Condvar,
-}
-
-#[derive(Default)]
-struct UrgentState {
-    next_ticket: u64,
-    waiting: Vec<(u64, Vec<String>)>,
-    answers: HashMap<u64, std::result::Result<SyncReport, String>>,
-}
-
-/// What one sync did.
-#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
-pub struct SyncReport {
-    pub added: usize,
-    pub updated: usize,
-    pub removed: usize,
-    /// Files whose size or mtime changed but whose bytes did not.
-    pub touched: usize,
-    pub unchanged: usize,
-    /// Chunks sent to the embedder (vector cache misses).
-    pub embedded: usize,
-    /// Pieces of chunks sent to the embedder (vector cache misses).
-    #[serde(default)]
-    pub embedded_pieces: usize,
-    /// `(path, reason)` for files not indexed.
-    pub skipped: Vec<(String, String)>,
-    pub elapsed: Duration,
-}
 
 /// A changed document, parsed and ready to embed and write.
 struct Prepared {
@@ -804,26 +772,6 @@ fn content_hash(converted: bool, bytes: &[u8]) -> String {
     } else {
         digest.to_string()
     }
-}
-
-/// What the hash of a document this converter version converted starts with; made once,
-/// since every sync asks it of every converted file.
-fn converted_hash_prefix() -> &'static str {
-    static PREFIX: std::sync::LazyLock<String> =
-        std::sync::LazyLock::new(|| format!("c{}:", ragdown_convert::CONVERTER_VERSION));
-    &PREFIX
-}
-
-/// Whether a file on disk may differ from its record (none yet, or another size or
-/// modification time) or was converted by an older converter: a sync reads and hashes
-/// exactly these.
-pub(crate) fn may_have_changed(file: &FileEntry, record: Option<&DocumentRecord>) -> bool {
-    record.is_none_or(|d| {
-        d.size != file.size
-            || d.mtime_ns != file.mtime_ns
-            || (ragdown_convert::Format::from_path(&file.path).is_some()
-                && !d.hash.starts_with(converted_hash_prefix()))
-    })
 }
 
 /// A quantity (a batch's sections or bytes) counted as done in steps: `to` moves it to a share

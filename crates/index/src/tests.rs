@@ -523,7 +523,7 @@ fn a_lost_bm25_index_is_rebuilt_from_the_records() {
             let index = f.open();
             index.sync().unwrap();
         }
-        std::fs::remove_dir_all(crate::data_dir::bm25_of(f.data.path(), &f.records())).unwrap();
+        std::fs::remove_dir_all(f.records().bm25_dir(f.data.path())).unwrap();
         let index = f.open();
         assert_eq!(all_bm25(&index, "epsilon").len(), 1);
     });

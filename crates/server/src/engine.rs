@@ -174,7 +174,7 @@ impl Engine {
     /// committed.
     fn forward_sync(&self, paths: Option<&[String]>) -> Result<SyncReport, ToolError> {
         let report =
-            ragdown_index::lock::forward_sync_report(&self.index, paths, SYNC_REQUEST_TIMEOUT)?;
+            ragdown_index::forward::forward_sync_report(&self.index, paths, SYNC_REQUEST_TIMEOUT)?;
         Ok(report)
     }
 

@@ -22,10 +22,14 @@ use crate::Engine;
 fn answer(index: &Index, request: lock::Request) -> String {
     let outcome = match request {
         lock::Request::Sync if !index.is_writable() => {
-            lock::forward_sync_report(index, None, crate::SYNC_REQUEST_TIMEOUT)
+            ragdown_index::forward::forward_sync_report(index, None, crate::SYNC_REQUEST_TIMEOUT)
         }
         lock::Request::SyncPaths(paths) if !index.is_writable() => {
-            lock::forward_sync_report(index, Some(&paths), crate::SYNC_REQUEST_TIMEOUT)
+            ragdown_index::forward::forward_sync_report(
+                index,
+                Some(&paths),
+                crate::SYNC_REQUEST_TIMEOUT,
+            )
         }
         lock::Request::Sync => index.sync(),
         lock::Request::SyncPaths(paths) => index.sync_paths(&paths),

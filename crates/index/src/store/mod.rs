@@ -209,6 +209,22 @@ pub enum RecordsLocation {
 }
 
 impl RecordsLocation {
+    /// The BM25 directory of an index whose records are kept at `records`: `bm25/` beside
+    /// `records.sqlite`, or one directory per database and schema, so that a data dir switched
+    /// between stores never takes one store's BM25 commit for the other's (their generations and
+    /// chunk ids are unrelated).
+    pub fn bm25_dir(&self, data_dir: &Path) -> std::path::PathBuf {
+        match self {
+            RecordsLocation::DataDir => crate::data_dir::bm25(data_dir),
+            RecordsLocation::Postgres { url, schema, .. } => {
+                let digest = blake3::hash(format!("{url}\0{schema}").as_bytes()).to_hex();
+                data_dir.join(format!("bm25-postgres-{}", &digest[..16]))
+            }
+        }
+    }
+}
+
+impl RecordsLocation {
     /// Where the dense pool comes from: always memory for a data dir's records.
     pub fn dense_pool(&self) -> DensePool {
         match self {

@@ -16,6 +16,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use ragdown_index::{Index, IndexSettings};
 use ragdown_search::{Hit, SearchOptions};
+use ragdown_server::context::{Candidates, ContextSource};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -275,6 +276,11 @@ pub struct HookTally {
     pub on_topic: usize,
     pub on_topic_injected: usize,
     pub answer_injected: usize,
+    /// On-topic prompts whose answer is among the candidates the gate chooses from (twice
+    /// `top_k`, [`Candidates::find`]): the most the hook could inject the answer for with
+    /// this ranking, whatever its gate. What lies between this and `answer_injected` is lost
+    /// by the gate; the rest by the ranking.
+    pub answer_in_reach: usize,
     pub sections: usize,
     pub off_topic: usize,
     /// Off-topic prompts by kind (`far`, `near`, `unmarked`): how many there are.
@@ -294,6 +300,7 @@ impl HookTally {
         json!({
             "on_topic": self.on_topic,
             "answer_injected_pct": self.pct(self.answer_injected, self.on_topic),
+            "answer_in_reach_pct": self.pct(self.answer_in_reach, self.on_topic),
             "on_topic_injected_pct": self.pct(self.on_topic_injected, self.on_topic),
             "sections_per_prompt": self.sections as f64 / self.on_topic.max(1) as f64,
             "off_topic": self.off_topic,
@@ -334,8 +341,9 @@ impl HookTally {
     }
     pub fn line(&self) -> String {
         format!(
-            "hook              on-topic: answer injected {:.1}%, something injected {:.1}%, {:.2} sections a prompt; off-topic injected {:.1}% ({} of {}{}); p50 {:.1} ms",
+            "hook              on-topic: answer injected {:.1}% (within reach {:.1}%), something injected {:.1}%, {:.2} sections a prompt; off-topic injected {:.1}% ({} of {}{}); p50 {:.1} ms",
             self.pct(self.answer_injected, self.on_topic),
+            self.pct(self.answer_in_reach, self.on_topic),
             self.pct(self.on_topic_injected, self.on_topic),
             self.sections as f64 / self.on_topic.max(1) as f64,
             self.pct(self.intruded.len(), self.off_topic),
@@ -372,6 +380,10 @@ pub fn hook_evaluation(
         tally.sections += sections.len();
         tally.on_topic_injected += usize::from(!sections.is_empty());
         tally.answer_injected += usize::from(sections.iter().any(|hit| q.answered_by_hit(hit)));
+        let top_k = engine.hook().top_k;
+        let candidates = Candidates::find(&engine, &q.query, top_k)?;
+        tally.answer_in_reach +=
+            usize::from(candidates.hits.iter().any(|hit| q.answered_by_hit(hit)));
     }
     for p in offtopic {
         let sections = inject(&p.query)?;

@@ -470,4 +470,12 @@ fn eval_reports_misses_the_hook_and_the_off_topic_prompts_it_injected_into() {
         "run pg_restore twice on my laptop please"
     );
     assert_eq!(report["hook"]["off_topic_injected_pct"], 50.0);
+    // Three sections: every answer is among the candidates the gate chooses from, whatever
+    // the gate then lets through.
+    assert_eq!(report["hook"]["answer_in_reach_pct"], 100.0, "{report}");
+    assert!(
+        report["hook"]["answer_injected_pct"].as_f64().unwrap() < 100.0,
+        "{report}"
+    );
+    assert!(text.contains("(within reach 100.0%)"), "{text}");
 }

@@ -127,7 +127,9 @@ impl ContextSource for Engine {
             path_prefix: None,
             ..options.clone()
         };
-        Engine::search(self, prompt, &options)
+        // Every caller of the hook in a folder comes through `tools::run`, which has picked up
+        // the primary's commits already (`ragdown eval` writes its own index).
+        self.search_current(prompt, &options)
     }
     fn prompt_names(&self, prompt: &str) -> Result<PromptNames, ToolError> {
         let snap = self.index.snapshot();

@@ -67,6 +67,17 @@ impl Engine {
     /// the primary committed meanwhile, then searches. Logs nothing.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>, ToolError> {
         self.index.refresh()?;
+        self.search_current(query, options)
+    }
+
+    /// [`Engine::search`] in what the index holds now, for a caller that has just picked up
+    /// the primary's commits ([`crate::tools::run`] does before every tool): a second look
+    /// would cost a PostgreSQL follower another round trip for nothing.
+    pub(crate) fn search_current(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>, ToolError> {
         let options = SearchOptions {
             path_prefix: self.scoped_prefix(options.path_prefix.clone()),
             ..options.clone()
@@ -83,7 +94,20 @@ impl Engine {
         asker: Asker,
     ) -> Result<Recall, ToolError> {
         let started = Instant::now();
-        let hits = self.search(query, options)?;
+        self.index.refresh()?;
+        self.recall_current(query, options, asker, started)
+    }
+
+    /// [`Engine::recall`] in what the index holds now ([`Engine::search_current`]); the
+    /// latency logged runs from `started`.
+    pub(crate) fn recall_current(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        asker: Asker,
+        started: Instant,
+    ) -> Result<Recall, ToolError> {
+        let hits = self.search_current(query, options)?;
         let search = Search {
             query: query.to_string(),
             filters: Filters {

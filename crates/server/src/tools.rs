@@ -6,6 +6,7 @@
 //! root endpoint (in `http`) is an [`EveryFolder`].
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -413,7 +414,8 @@ fn recall(engine: &Engine, args: Value) -> Result<Answer, ToolError> {
     let a: RecallArgs = parse("ragdown_recall", args)?;
     let settings = engine.settings();
     let options = crate::recall::options(&a, &settings)?;
-    let found = engine.recall(&a.query, &options, Asker::Agent)?;
+    // `run` has picked up the primary's commits already.
+    let found = engine.recall_current(&a.query, &options, Asker::Agent, Instant::now())?;
     Ok(Answer::Recall(found, recall_view(&a, &settings)))
 }
 
@@ -529,6 +531,7 @@ fn recall_merged(answers: Vec<(String, Answer)>, args: &Value) -> Result<Answer,
         recalls.push((folder, recall));
     }
     let merged: Recall = crate::recall::merge(recalls, crate::recall::limit(&a));
+    // No folder answered: no hits, so no text for the server's limit to clip.
     let view = view.unwrap_or_else(|| recall_view(&a, &ServerSettings::default()));
     Ok(Answer::Recall(merged, view))
 }

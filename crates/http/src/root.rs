@@ -159,6 +159,12 @@ impl ContextSource for RootHost {
             let names = folder.engine.prompt_names(prompt)?;
             all.aliased
                 .extend(names.aliased.iter().map(|id| global_id(&folder.name, *id)));
+            // Rare in one folder is enough: that folder's section is what the prompt asks.
+            for name in names.rare_code {
+                if !all.rare_code.contains(&name) {
+                    all.rare_code.push(name);
+                }
+            }
             foreign = Some(match foreign {
                 None => names.foreign,
                 Some(before) => before

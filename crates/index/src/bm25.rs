@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use tantivy::collector::{FilterCollector, TopDocs};
+use tantivy::collector::{Count, FilterCollector, TopDocs};
 use tantivy::indexer::MergeCandidate;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -305,6 +305,30 @@ impl Bm25 {
             terms,
             chunks: searcher.num_docs(),
         })
+    }
+
+    /// How many chunks hold every analysed term of `name` in their body (breadcrumb and
+    /// text): at least as many as hold `name` itself, so a count of a few bounds how many
+    /// can. 0 when `name` analyses to no term.
+    pub fn chunks_holding_all(&self, name: &str) -> Result<usize> {
+        let terms = self.terms(name);
+        if terms.is_empty() {
+            return Ok(0);
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|term| {
+                let q: Box<dyn Query> = Box::new(TermQuery::new(
+                    Term::from_field_text(self.fields.body, term),
+                    IndexRecordOption::Basic,
+                ));
+                (Occur::Must, q)
+            })
+            .collect();
+        Ok(self
+            .reader
+            .searcher()
+            .search(&BooleanQuery::new(clauses), &Count)?)
     }
 
     /// BM25 top `limit` chunks for `query` among documents `allowed` accepts, best first.

@@ -716,6 +716,12 @@ impl Index {
         self.bm25.term_frequencies(query)
     }
 
+    /// How many sections hold every term of `name` as BM25 analyses it: an upper bound on how
+    /// many hold `name` itself.
+    pub fn chunks_holding_all(&self, name: &str) -> Result<usize> {
+        self.bm25.chunks_holding_all(name)
+    }
+
     /// The distinct terms of `text` as BM25 analyses them.
     pub fn term_set(&self, text: &str) -> std::collections::HashSet<String> {
         self.bm25.term_set(text)

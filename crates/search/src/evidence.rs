@@ -145,6 +145,25 @@ pub fn foreign_names(
     Ok(foreign)
 }
 
+/// How many sections may hold a name the prompt writes as code before it no longer points at
+/// them: a key, flag or error code a few sections hold is what the prompt asks about, one that
+/// many hold (`max_connections` across a folder of services) is a common word there.
+pub const RARE_NAME_SECTIONS: usize = 3;
+
+/// The names `prompt` writes as code ([`crate::route::code_names`]) that at least one and at
+/// most [`RARE_NAME_SECTIONS`] sections of the index may hold — counted as the sections
+/// holding each of the name's terms, which bounds those holding the name itself.
+pub fn rare_code_names(index: &Index, prompt: &str) -> Result<Vec<String>, SearchError> {
+    let mut rare = Vec::new();
+    for name in crate::route::code_names(prompt) {
+        let held = index.chunks_holding_all(&name)?;
+        if (1..=RARE_NAME_SECTIONS).contains(&held) {
+            rare.push(name);
+        }
+    }
+    Ok(rare)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

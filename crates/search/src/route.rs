@@ -45,9 +45,85 @@ pub fn names_identifier(query: &str) -> bool {
         })
 }
 
+/// A lowerCamel name (`allowParallelDedup`, `useAsyncRouter`): code, where an UpperCamel one
+/// is as often a product (`PostgreSQL`, `GitHub`).
+static LOWER_CAMEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b").expect("literal"));
+
+/// The names `query` writes the way code does, quoted or not, lowercased, each once: a
+/// snake_case key or code (`suggest_min_prefix`, `ERR_GVF_TLS_HANDSHAKE`), a flag
+/// (`--drain-agents`), a lowerCamel key, a path of three parts or with a slash
+/// (`org.matrix.dummy_event`, `/etc/vault.yaml`). Left out, since products and prose are
+/// written so too: UpperCamel words, two-part dotted names (`Node.js`, `Rocket.Chat`) and words
+/// mixing letters and digits (`ipv6`).
+pub fn code_names(query: &str) -> Vec<String> {
+    let dotted = DOTTED
+        .find_iter(query)
+        .map(|m| m.as_str())
+        .filter(|m| is_real_path(m) && (m.contains('/') || m.split(['.', '/']).count() >= 3));
+    let flags = FLAG.find_iter(query).map(|m| m.as_str().trim());
+    let mut names: Vec<String> = Vec::new();
+    let found = SNAKE
+        .find_iter(query)
+        .map(|m| m.as_str())
+        .chain(LOWER_CAMEL.find_iter(query).map(|m| m.as_str()))
+        .chain(flags)
+        .chain(dotted);
+    for name in found {
+        let name = name.to_lowercase();
+        if name.chars().count() >= 3 && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    // A name inside a longer one (`dummy_event` in `org.matrix.dummy_event`) adds nothing.
+    let all = names.clone();
+    names.retain(|n| {
+        !all.iter()
+            .any(|other| other != n && other.contains(n.as_str()))
+    });
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_names_are_written_as_code() {
+        assert_eq!(
+            code_names("what happens when allowParallelDedup is turned on"),
+            ["allowparalleldedup"]
+        );
+        assert_eq!(
+            code_names("when would I pass --drain-agents to shipit?"),
+            ["--drain-agents"]
+        );
+        assert_eq!(
+            code_names("seeing ERR_GVF_TLS_HANDSHAKE, and `gable_vault.lease.renewals` too"),
+            ["err_gvf_tls_handshake", "gable_vault.lease.renewals"]
+        );
+        assert_eq!(
+            code_names("when does synapse send an org.matrix.dummy_event into a room?"),
+            ["org.matrix.dummy_event"]
+        );
+        assert_eq!(
+            code_names("edit /etc/gable/vault.yaml"),
+            ["etc/gable/vault.yaml"]
+        );
+        for prose in [
+            "PostgreSQL streaming replication on GitHub",
+            "migrate from Rocket.Chat or Node.js",
+            "why is ipv6 off, version 2.4",
+            "how do I restore the backup? e.g. last night's",
+            "a well-known on-call rotation",
+        ] {
+            assert!(
+                code_names(prose).is_empty(),
+                "{prose}: {:?}",
+                code_names(prose)
+            );
+        }
+    }
 
     #[test]
     fn routes_names() {

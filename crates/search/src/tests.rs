@@ -446,6 +446,36 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
     assert_eq!(foreign("can it roll out to Kubernetes"), ["Kubernetes"]);
 }
 
+#[test]
+fn rare_code_names_are_the_ones_a_few_sections_hold() {
+    let service = |name: &str| {
+        format!(
+            "# {name}\n\n## Settings\n\nSet `max_connections` to the pool size.\n\n## Flags\n\nPass --dry-run to preview.\n"
+        )
+    };
+    let (index, _d, _x) = index_of(&[
+        ("a.md", &service("Alpha")),
+        ("b.md", &service("Bravo")),
+        ("c.md", &service("Charlie")),
+        ("d.md", &service("Delta")),
+        (
+            "vault.md",
+            "# Vault\n\n## Dedup\n\nWith allowParallelDedup on, leases renew twice.\n",
+        ),
+    ]);
+    let rare = |prompt| evidence::rare_code_names(&index, prompt).unwrap();
+    assert_eq!(
+        rare("what happens when allowParallelDedup is turned on"),
+        ["allowparalleldedup"]
+    );
+    // Four sections hold it: a common word of this folder.
+    assert!(rare("what is max_connections for").is_empty());
+    assert!(rare("when would I pass --dry-run").is_empty());
+    // No section holds it: nothing to point at (the foreign-name gate's business).
+    assert!(rare("what does keep_alive_secs do").is_empty());
+    assert!(rare("how do I restore the backup").is_empty());
+}
+
 /// A model that says it is still loading (a server's first moments).
 struct StillLoading(HashEmbedder);
 

@@ -7,7 +7,8 @@
 //! [`FOLLOW_SHARE`] of that floor; each must, when set, reach `min_score` and a share
 //! (`min_ratio`) of the best hit's cosine. A prompt writing a proper name the documents never
 //! mention (and naming none of them) is about something else and opens no gate. A section is
-//! injected once per session. A hit holding a strong name the prompt quotes, or from a
+//! injected once per session. A hit holding a strong name the prompt quotes, or a name it
+//! writes as code (a key, flag, error code or path) that only a few sections hold, or from a
 //! document whose alias the prompt names, is injected first whatever its evidence. The block
 //! names the folder, never the server's absolute paths.
 
@@ -84,6 +85,10 @@ pub struct PromptNames {
     /// The proper names the prompt uses that the documents never mention, when it names none
     /// of them ([`ragdown_search::evidence::foreign_names`]).
     pub foreign: Vec<String>,
+    /// The names the prompt writes as code (a key, flag, error code or path, quoted or not)
+    /// that only a few sections hold ([`ragdown_search::evidence::rare_code_names`]),
+    /// lowercased: a section holding one is what the prompt asks about.
+    pub rare_code: Vec<String>,
 }
 
 /// Where `ragdown_context` looks: one folder (an [`Engine`], its subfolder scope included) or,
@@ -138,6 +143,7 @@ impl ContextSource for Engine {
         Ok(PromptNames {
             foreign: ragdown_search::evidence::foreign_names(&self.index, prompt, &named)?,
             aliased: named.by_alias.into_iter().collect(),
+            rare_code: ragdown_search::evidence::rare_code_names(&self.index, prompt)?,
         })
     }
     fn log(&self, entry: Entry) {
@@ -175,16 +181,17 @@ impl Candidates {
             ..SearchOptions::default()
         };
         let hits = source.search(prompt, &options)?;
-        let quoted = strong_quoted_names(prompt);
         let names = source.prompt_names(prompt)?;
+        let mut pinning = strong_quoted_names(prompt);
+        pinning.extend(names.rare_code);
         let pinned = hits
             .iter()
             .enumerate()
             .filter(|(_, h)| {
-                names.aliased.contains(&h.document.id)
-                    || quoted
-                        .iter()
-                        .any(|name| h.text.to_lowercase().contains(name.as_str()))
+                names.aliased.contains(&h.document.id) || {
+                    let text = h.text.to_lowercase();
+                    pinning.iter().any(|name| text.contains(name.as_str()))
+                }
             })
             .map(|(i, _)| i)
             .collect();

@@ -715,6 +715,14 @@ async fn context_injects_quoted_names_and_aliases_whatever_their_cosine() {
         )
         .await;
     assert!(quoted.contains("ops/backups.md:7-7"), "{quoted}");
+    // Written as code, a name only a few sections hold pins them unquoted too.
+    let unquoted = s
+        .ok(
+            "ragdown_context",
+            json!({"prompt": "what should I run after pg_restore finishes"}),
+        )
+        .await;
+    assert!(unquoted.contains("ops/backups.md:7-7"), "{unquoted}");
     let weak = s
         .ok(
             "ragdown_context",

@@ -2281,7 +2281,8 @@ async fn loose_files_are_named_at_start_up_and_become_a_folder_in_one_step() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_hook_gate_is_set_where_settings_are_set() {
     let s = Serve::start(&[("RAGDOWN_HOOK_MIN_EVIDENCE", "0.4")]).await;
-    let prompt = json!({"prompt": "run pg_restore twice after the nightly snapshots"});
+    // No name written as code: one that few sections hold would pin its section past any gate.
+    let prompt = json!({"prompt": "run the restore twice after the nightly snapshots"});
     let (_, status) = s.call(Method::GET, "/api/status", None, false).await;
     assert_eq!(status["settings"]["env"]["hook"]["min_evidence"], 0.4);
 

@@ -159,10 +159,13 @@ impl ContextSource for RootHost {
             let names = folder.engine.prompt_names(prompt)?;
             all.aliased
                 .extend(names.aliased.iter().map(|id| global_id(&folder.name, *id)));
-            // Rare in one folder is enough: that folder's section is what the prompt asks.
-            for name in names.rare_code {
-                if !all.rare_code.contains(&name) {
-                    all.rare_code.push(name);
+            // The root searches every folder at once, so a code name is rare when few sections
+            // of them all hold it: one held by a single section here and by many elsewhere
+            // points at none of them.
+            for (name, sections) in names.code_names {
+                match all.code_names.iter_mut().find(|(known, _)| *known == name) {
+                    Some((_, total)) => *total += sections,
+                    None => all.code_names.push((name, sections)),
                 }
             }
             foreign = Some(match foreign {

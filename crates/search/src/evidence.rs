@@ -150,18 +150,33 @@ pub fn foreign_names(
 /// many hold (`max_connections` across a folder of services) is a common word there.
 pub const RARE_NAME_SECTIONS: usize = 3;
 
-/// The names `prompt` writes as code ([`crate::route::code_names`]) that at least one and at
-/// most [`RARE_NAME_SECTIONS`] sections of the index may hold — counted as the sections
-/// holding each of the name's terms, which bounds those holding the name itself.
+/// The names `prompt` writes as code ([`crate::route::code_names`]), each with how many
+/// sections of the index may hold it — counted as the sections holding each of the name's
+/// terms, which bounds those holding the name itself.
+pub fn code_name_sections(
+    index: &Index,
+    prompt: &str,
+) -> Result<Vec<(String, usize)>, SearchError> {
+    crate::route::code_names(prompt)
+        .into_iter()
+        .map(|name| Ok((name.clone(), index.chunks_holding_all(&name)?)))
+        .collect()
+}
+
+/// Whether a code name held by `sections` sections is rare enough to point at them: at least
+/// one holds it and at most [`RARE_NAME_SECTIONS`].
+pub fn is_rare(sections: usize) -> bool {
+    (1..=RARE_NAME_SECTIONS).contains(&sections)
+}
+
+/// The names `prompt` writes as code that at least one and at most [`RARE_NAME_SECTIONS`]
+/// sections of the index may hold ([`code_name_sections`]).
 pub fn rare_code_names(index: &Index, prompt: &str) -> Result<Vec<String>, SearchError> {
-    let mut rare = Vec::new();
-    for name in crate::route::code_names(prompt) {
-        let held = index.chunks_holding_all(&name)?;
-        if (1..=RARE_NAME_SECTIONS).contains(&held) {
-            rare.push(name);
-        }
-    }
-    Ok(rare)
+    Ok(code_name_sections(index, prompt)?
+        .into_iter()
+        .filter(|(_, sections)| is_rare(*sections))
+        .map(|(name, _)| name)
+        .collect())
 }
 
 #[cfg(test)]

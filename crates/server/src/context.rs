@@ -85,10 +85,21 @@ pub struct PromptNames {
     /// The proper names the prompt uses that the documents never mention, when it names none
     /// of them ([`ragdown_search::evidence::foreign_names`]).
     pub foreign: Vec<String>,
-    /// The names the prompt writes as code (a key, flag, error code or path, quoted or not)
-    /// that only a few sections hold ([`ragdown_search::evidence::rare_code_names`]),
-    /// lowercased: a section holding one is what the prompt asks about.
-    pub rare_code: Vec<String>,
+    /// The names the prompt writes as code (a key, flag, error code or path, quoted or not),
+    /// lowercased, each with how many sections may hold it
+    /// ([`ragdown_search::evidence::code_name_sections`]): a section holding one that only a
+    /// few sections hold is what the prompt asks about.
+    pub code_names: Vec<(String, usize)>,
+}
+
+impl PromptNames {
+    /// The code names only a few sections hold ([`ragdown_search::evidence::is_rare`]).
+    pub fn rare_code(&self) -> impl Iterator<Item = &str> {
+        self.code_names
+            .iter()
+            .filter(|(_, sections)| ragdown_search::evidence::is_rare(*sections))
+            .map(|(name, _)| name.as_str())
+    }
 }
 
 /// Where `ragdown_context` looks: one folder (an [`Engine`], its subfolder scope included) or,
@@ -143,7 +154,7 @@ impl ContextSource for Engine {
         Ok(PromptNames {
             foreign: ragdown_search::evidence::foreign_names(&self.index, prompt, &named)?,
             aliased: named.by_alias.into_iter().collect(),
-            rare_code: ragdown_search::evidence::rare_code_names(&self.index, prompt)?,
+            code_names: ragdown_search::evidence::code_name_sections(&self.index, prompt)?,
         })
     }
     fn log(&self, entry: Entry) {
@@ -183,7 +194,7 @@ impl Candidates {
         let hits = source.search(prompt, &options)?;
         let names = source.prompt_names(prompt)?;
         let mut pinning = strong_quoted_names(prompt);
-        pinning.extend(names.rare_code);
+        pinning.extend(names.rare_code().map(str::to_string));
         let pinned = hits
             .iter()
             .enumerate()

@@ -2329,6 +2329,40 @@ async fn the_hook_gate_is_set_where_settings_are_set() {
     }
 }
 
+/// A code name pins its section only where few sections hold it. The root endpoint searches
+/// every folder at once, so it counts the sections of them all: `pg_restore`, held by one
+/// section of `work` and by four of `team`, pins in `work` and at the root pins nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_name_is_rare_over_every_folder_the_root_searches() {
+    let s = Serve::start(&[("RAGDOWN_ROOT_MCP", "true")]).await;
+    write(s.docs.path(), "team/.ragdown.json", r#"{"mcp": true}"#);
+    write(
+        s.docs.path(),
+        "team/restores.md",
+        "# Restores\n\n## Monday\n\nMonday runs pg_restore.\n\n## Tuesday\n\nTuesday runs \
+         pg_restore.\n\n## Wednesday\n\nWednesday runs pg_restore.\n\n## Thursday\n\n\
+         Thursday runs pg_restore.\n",
+    );
+    s.wait_synced(6).await;
+    // A cosine floor no section reaches: only a pinned section gets through.
+    let prompt =
+        json!({"prompt": "run pg_restore twice after the nightly snapshots", "min_score": 0.99});
+
+    let work = s.mcp("/mcp/work").await;
+    let (err, text) = tool(&work, "ragdown_context", prompt.clone()).await;
+    assert!(!err && text.contains("backups.md"), "rare in work: {text}");
+    work.cancel().await.unwrap();
+
+    let root = s.mcp("/mcp").await;
+    let (err, text) = tool(&root, "ragdown_context", prompt).await;
+    assert!(!err, "{text}");
+    assert!(
+        text.is_empty(),
+        "five sections of the root hold pg_restore, so it pins none: {text}"
+    );
+    root.cancel().await.unwrap();
+}
+
 /// What an OAuth-aware MCP client (the Inspector) meets: a 401 that names the bearer scheme
 /// (RFC 6750) and OAuth discovery answered with JSON 404s, not the web app's page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -159,7 +159,10 @@ pub fn code_name_sections(
 ) -> Result<Vec<(String, usize)>, SearchError> {
     crate::route::code_names(prompt)
         .into_iter()
-        .map(|name| Ok((name.clone(), index.chunks_holding_all(&name)?)))
+        .map(|name| {
+            let held = index.chunks_holding_all(&name)?;
+            Ok((name, held))
+        })
         .collect()
 }
 
@@ -167,16 +170,6 @@ pub fn code_name_sections(
 /// one holds it and at most [`RARE_NAME_SECTIONS`].
 pub fn is_rare(sections: usize) -> bool {
     (1..=RARE_NAME_SECTIONS).contains(&sections)
-}
-
-/// The names `prompt` writes as code that at least one and at most [`RARE_NAME_SECTIONS`]
-/// sections of the index may hold ([`code_name_sections`]).
-pub fn rare_code_names(index: &Index, prompt: &str) -> Result<Vec<String>, SearchError> {
-    Ok(code_name_sections(index, prompt)?
-        .into_iter()
-        .filter(|(_, sections)| is_rare(*sections))
-        .map(|(name, _)| name)
-        .collect())
 }
 
 #[cfg(test)]

@@ -463,7 +463,14 @@ fn rare_code_names_are_the_ones_a_few_sections_hold() {
             "# Vault\n\n## Dedup\n\nWith allowParallelDedup on, leases renew twice.\n",
         ),
     ]);
-    let rare = |prompt| evidence::rare_code_names(&index, prompt).unwrap();
+    let rare = |prompt| -> Vec<String> {
+        evidence::code_name_sections(&index, prompt)
+            .unwrap()
+            .into_iter()
+            .filter(|(_, sections)| evidence::is_rare(*sections))
+            .map(|(name, _)| name)
+            .collect()
+    };
     assert_eq!(
         rare("what happens when allowParallelDedup is turned on"),
         ["allowparalleldedup"]

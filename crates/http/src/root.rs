@@ -159,6 +159,8 @@ impl ContextSource for RootHost {
             let names = folder.engine.prompt_names(prompt)?;
             all.aliased
                 .extend(names.aliased.iter().map(|id| global_id(&folder.name, *id)));
+            all.titled
+                .extend(names.titled.iter().map(|id| global_id(&folder.name, *id)));
             // The root searches every folder at once, so a code name is rare when few sections
             // of them all hold it: one held by a single section here and by many elsewhere
             // points at none of them.

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use ragdown_index::{Index, TermFrequencies};
+use ragdown_index::{Index, Snapshot, TermFrequencies};
 
 use crate::SearchError;
 
@@ -170,6 +170,56 @@ pub fn code_name_sections(
 /// one holds it and at most [`RARE_NAME_SECTIONS`].
 pub fn is_rare(sections: usize) -> bool {
     (1..=RARE_NAME_SECTIONS).contains(&sections)
+}
+
+/// The least share of the sections holding every word of a document's title that must be the
+/// document's own for a prompt writing that title to be read as naming the document. A
+/// service's name sits in its own sections and in those of the few that depend on it (a
+/// platform service that every runbook of a folder mentions: a third its own); a page titled
+/// "Configuration" or "Parameters" shares its title with a folder that uses the word
+/// everywhere (under a hundredth its own), and a prompt writing the word asks about no page.
+pub const TITLE_OWN_SHARE: f32 = 0.25;
+
+/// The documents of `named` ([`crate::named::named_documents`]) that the prompt names by a
+/// title that is a name in this index ([`TITLE_OWN_SHARE`]). Those named by an alias are left
+/// out: an alias is chosen as a name, whatever the folder's words.
+pub fn named_by_title(
+    index: &Index,
+    snap: &Snapshot,
+    named: &crate::named::Named,
+) -> Result<Vec<i64>, SearchError> {
+    let mut titled = Vec::new();
+    for &id in &named.documents {
+        if named.by_alias.contains(&id) {
+            continue;
+        }
+        let Some(document) = snap.document(id) else {
+            continue;
+        };
+        let title_terms = index.term_set(&document.title);
+        let held = index.chunks_holding_all(&document.title)?;
+        // A title of stop words alone names nothing.
+        if title_terms.is_empty() || held == 0 {
+            continue;
+        }
+        let needed = (TITLE_OWN_SHARE * held as f32).ceil() as usize;
+        let sections = snap.chunks_of(id);
+        // Fewer sections than needed: settled without reading them.
+        if sections.len() < needed {
+            continue;
+        }
+        let own = sections
+            .into_iter()
+            .filter(|c| {
+                title_terms.is_subset(&index.term_set(&format!("{}\n{}", c.breadcrumb, c.text)))
+            })
+            .take(needed)
+            .count();
+        if own >= needed {
+            titled.push(id);
+        }
+    }
+    Ok(titled)
 }
 
 #[cfg(test)]

@@ -483,6 +483,53 @@ fn rare_code_names_are_the_ones_a_few_sections_hold() {
     assert!(rare("how do I restore the backup").is_empty());
 }
 
+#[test]
+fn a_title_names_its_document_where_the_folder_does_not_use_its_words_everywhere() {
+    let service = |name: &str| {
+        format!(
+            "# {name}\n\n## Configuration\n\nThe configuration lives in one file.\n\n## Deploy\n\nCheck the configuration first.\n"
+        )
+    };
+    let (index, _d, _x) = index_of(&[
+        ("a.md", &service("Alpha")),
+        ("b.md", &service("Bravo")),
+        ("c.md", &service("Charlie")),
+        (
+            "vault.md",
+            "# Gable Vault\n\n## Leases\n\nLeases renew hourly.\n\n## Rotation\n\nKeys rotate daily.\n",
+        ),
+        (
+            "billing.md",
+            "# Billing\n\n## Secrets\n\nBilling reads its keys from Gable Vault.\n",
+        ),
+        (
+            "configuration.md",
+            "# Configuration\n\nSee each service's page.\n",
+        ),
+        (
+            "ember.md",
+            "---\naliases: [ember-deploy]\n---\n# Ember Deploy\n\n## Rollback\n\nRolls releases back.\n",
+        ),
+    ]);
+    let snap = index.snapshot();
+    let all = vec![true; snap.max_document_id() as usize + 1];
+    let id = |path| snap.document_by_path(path).unwrap().id;
+    let by_title = |prompt| {
+        let named = named::named_documents(&snap, prompt, &all);
+        assert!(!named.documents.is_empty(), "{prompt:?} names a document");
+        evidence::named_by_title(&index, &snap, &named).unwrap()
+    };
+    // A service's name: its own sections hold it, and one of another service's.
+    assert_eq!(
+        by_title("how often does gable vault renew leases"),
+        [id("vault.md")]
+    );
+    // A page titled with a word every service's page uses names nothing.
+    assert!(by_title("redis sentinel automatic failover configuration").is_empty());
+    // Named by its alias: the alias's business, not the title's.
+    assert!(by_title("can ember-deploy roll a release back").is_empty());
+}
+
 /// A model that says it is still loading (a server's first moments).
 struct StillLoading(HashEmbedder);
 

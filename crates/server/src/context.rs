@@ -82,6 +82,9 @@ const PREAMBLE: &str = "Excerpts from the user's Markdown documents that look re
 pub struct PromptNames {
     /// Ids (as in the hits `search` returns) of documents whose alias the prompt names.
     pub aliased: HashSet<i64>,
+    /// Ids of documents the prompt names by a title that is a name in their folder, not by
+    /// an alias ([`ragdown_search::evidence::named_by_title`]).
+    pub titled: HashSet<i64>,
     /// The proper names the prompt uses that the documents never mention, when it names none
     /// of them ([`ragdown_search::evidence::foreign_names`]).
     pub foreign: Vec<String>,
@@ -153,6 +156,9 @@ impl ContextSource for Engine {
         let named = ragdown_search::named::named_documents(&snap, prompt, &all);
         Ok(PromptNames {
             foreign: ragdown_search::evidence::foreign_names(&self.index, prompt, &named)?,
+            titled: ragdown_search::evidence::named_by_title(&self.index, &snap, &named)?
+                .into_iter()
+                .collect(),
             aliased: named.by_alias.into_iter().collect(),
             code_names: ragdown_search::evidence::code_name_sections(&self.index, prompt)?,
         })
@@ -171,16 +177,23 @@ pub struct Gate {
     pub min_ratio: f32,
 }
 
+/// Indexes in a prompt's candidates of those something the prompt names points at, each list
+/// best ranked first.
+#[derive(Debug, Default)]
+struct Pinning {
+    /// Those holding a strong quoted name or a rare code name of the prompt.
+    by_name: Vec<usize>,
+    /// The sections of a document the prompt names by alias.
+    by_alias: Vec<usize>,
+    /// The sections of a document the prompt names by a title that is a name in its folder.
+    by_title: Vec<usize>,
+}
+
 /// A prompt's candidate sections, with what the gate reads beside them: the sections a quoted
-/// name or an alias pins, and the names foreign to the documents.
+/// name, an alias or a title pins, and the names foreign to the documents.
 pub struct Candidates {
     pub hits: Vec<Hit>,
-    /// Index in `hits` of each candidate a strong quoted name or a rare code name pins, best
-    /// ranked first.
-    pinned: Vec<usize>,
-    /// Index in `hits` of each section of a document the prompt names by alias, best ranked
-    /// first.
-    aliased: Vec<usize>,
+    pinning: Pinning,
     /// Proper names of the prompt the documents never mention (it names none of them): the
     /// prompt is about something else, and only a pinned section is injected.
     pub foreign: Vec<String>,
@@ -196,54 +209,65 @@ impl Candidates {
         };
         let hits = source.search(prompt, &options)?;
         let names = source.prompt_names(prompt)?;
-        let mut pinning = strong_quoted_names(prompt);
-        pinning.extend(names.rare_code().map(str::to_string));
-        let pinned = hits
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| {
+        let mut pinning_names = strong_quoted_names(prompt);
+        pinning_names.extend(names.rare_code().map(str::to_string));
+        let positions = |keep: &dyn Fn(&Hit) -> bool| -> Vec<usize> {
+            hits.iter()
+                .enumerate()
+                .filter(|(_, h)| keep(h))
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let pinning = Pinning {
+            by_name: positions(&|h| {
                 let text = h.text.to_lowercase();
-                pinning.iter().any(|name| text.contains(name.as_str()))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        let aliased = hits
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| names.aliased.contains(&h.document.id))
-            .map(|(i, _)| i)
-            .collect();
+                pinning_names
+                    .iter()
+                    .any(|name| text.contains(name.as_str()))
+            }),
+            by_alias: positions(&|h| names.aliased.contains(&h.document.id)),
+            by_title: positions(&|h| names.titled.contains(&h.document.id)),
+        };
         Ok(Self {
             hits,
-            pinned,
-            aliased,
+            pinning,
             foreign: names.foreign,
         })
     }
 
     /// The sections injected whatever their evidence, best ranked first, none `seen`: the best
-    /// ones of a document the prompt names by alias, up to `top_k` − 1 (at least one), and the
-    /// best one a name pins; at most `top_k`. An alias names the document but not the
-    /// section, and the rest of the prompt picking among that document's sections is the step
-    /// that most often errs (the answer ranked second or third there), so more than one is
-    /// injected, leaving the gate a place. Measured against one (hook answer injected, MiniLM
-    /// synth30-dev / val · mpnet): 80.0 / 82.7 · 82.7 / 81.2% → 82.7 / 84.6 · 84.6 / 85.8% at
-    /// 0.14–0.16 more sections a prompt; real-dev (no aliases) and off-topic unchanged.
+    /// ones of a document the prompt names by alias, up to `top_k` − 1 (at least one), else
+    /// the best one of a document it names by title, and the best one a name pins; at most
+    /// `top_k`. An alias names the document but not the section, and the rest of the prompt
+    /// picking among that document's sections is the step that most often errs (the answer
+    /// ranked second or third there), so more than one is injected, leaving the gate a place.
+    /// Measured against one (hook answer injected, MiniLM synth30-dev / val · mpnet): 80.0 /
+    /// 82.7 · 82.7 / 81.2% → 82.7 / 84.6 · 84.6 / 85.8% at 0.14–0.16 more sections a prompt;
+    /// real-dev (no aliases) and off-topic unchanged. A title pins one, and the gate finds the
+    /// rest: three pins instead gave the same answers within 0.4 points at 0.05–0.23 more
+    /// sections a prompt.
     fn pins(&self, top_k: usize, seen: &HashSet<i64>) -> Vec<usize> {
         let unseen = |i: &usize| !seen.contains(&self.hits[*i].chunk_id);
+        let first_new = |list: &[usize], pins: &[usize]| {
+            list.iter()
+                .copied()
+                .find(|i| unseen(i) && !pins.contains(i))
+        };
+        let document_places = top_k.saturating_sub(1).max(1);
         let mut pins: Vec<usize> = self
-            .aliased
+            .pinning
+            .by_alias
             .iter()
             .copied()
             .filter(unseen)
-            .take(top_k.saturating_sub(1).max(1))
+            .take(document_places)
             .collect();
-        if let Some(named) = self
-            .pinned
-            .iter()
-            .copied()
-            .find(|i| unseen(i) && !pins.contains(i))
+        if pins.len() < document_places
+            && let Some(titled) = first_new(&self.pinning.by_title, &pins)
         {
+            pins.push(titled);
+        }
+        if let Some(named) = first_new(&self.pinning.by_name, &pins) {
             pins.push(named);
         }
         pins.sort_unstable();
@@ -483,8 +507,7 @@ mod tests {
                 // Nothing in common: below the background.
                 hit(4, 0.0, -0.1),
             ],
-            pinned: Vec::new(),
-            aliased: Vec::new(),
+            pinning: Pinning::default(),
             foreign: Vec::new(),
         };
         assert_eq!(chosen(&candidates, &gate()), vec![1, 3]);
@@ -500,8 +523,7 @@ mod tests {
                 hit(2, MIN_EVIDENCE * FOLLOW_SHARE + 0.01, background),
                 hit(3, MIN_EVIDENCE * FOLLOW_SHARE - 0.01, background),
             ],
-            pinned: Vec::new(),
-            aliased: Vec::new(),
+            pinning: Pinning::default(),
             foreign: Vec::new(),
         };
         assert_eq!(chosen(&strong, &gate()), vec![1, 2]);
@@ -511,8 +533,7 @@ mod tests {
                 hit(1, MIN_EVIDENCE - 0.01, background),
                 hit(2, MIN_EVIDENCE * FOLLOW_SHARE + 0.01, background),
             ],
-            pinned: Vec::new(),
-            aliased: Vec::new(),
+            pinning: Pinning::default(),
             foreign: Vec::new(),
         };
         assert!(chosen(&weak, &gate()).is_empty());
@@ -525,8 +546,7 @@ mod tests {
     fn common_words_alone_inject_nothing() {
         let candidates = Candidates {
             hits: vec![hit(1, 0.3, 0.3), hit(2, 0.25, 0.28)],
-            pinned: Vec::new(),
-            aliased: Vec::new(),
+            pinning: Pinning::default(),
             foreign: Vec::new(),
         };
         assert!(chosen(&candidates, &gate()).is_empty());
@@ -536,8 +556,10 @@ mod tests {
     fn a_named_document_goes_first_whatever_its_evidence() {
         let candidates = Candidates {
             hits: vec![hit(1, 0.9, 0.7), hit(2, 0.0, 0.1)],
-            pinned: vec![1],
-            aliased: Vec::new(),
+            pinning: Pinning {
+                by_name: vec![1],
+                ..Pinning::default()
+            },
             foreign: Vec::new(),
         };
         assert_eq!(chosen(&candidates, &gate()), vec![2, 1]);
@@ -552,8 +574,10 @@ mod tests {
         let weak = |id| hit(id, 0.0, 0.1);
         let candidates = Candidates {
             hits: vec![weak(1), hit(2, 0.9, 0.7), weak(3), weak(4), weak(5)],
-            pinned: Vec::new(),
-            aliased: vec![0, 2, 3, 4],
+            pinning: Pinning {
+                by_alias: vec![0, 2, 3, 4],
+                ..Pinning::default()
+            },
             foreign: Vec::new(),
         };
         assert_eq!(chosen(&candidates, &gate()), vec![1, 3, 4, 2]);
@@ -565,7 +589,11 @@ mod tests {
         assert_eq!(chosen(&candidates, &one), vec![1]);
         // A section a name pins joins them in rank order, within top_k.
         let named = Candidates {
-            pinned: vec![1],
+            pinning: Pinning {
+                by_name: vec![1],
+                by_alias: candidates.pinning.by_alias.clone(),
+                ..Pinning::default()
+            },
             ..candidates
         };
         assert_eq!(chosen(&named, &gate()), vec![1, 2, 3, 4]);
@@ -573,17 +601,47 @@ mod tests {
     }
 
     #[test]
+    fn a_document_named_by_title_gets_its_best_section_and_the_gate_the_rest() {
+        // Sections 1, 3 and 4 are the titled document's, weak on evidence; 2 is strong.
+        let weak = |id| hit(id, 0.0, 0.1);
+        let candidates = Candidates {
+            hits: vec![weak(1), hit(2, 0.9, 0.7), weak(3), weak(4)],
+            pinning: Pinning {
+                by_title: vec![0, 2, 3],
+                ..Pinning::default()
+            },
+            foreign: Vec::new(),
+        };
+        assert_eq!(chosen(&candidates, &gate()), vec![1, 2]);
+        // Once it is seen, the document's next best section.
+        let seen: HashSet<i64> = [1].into();
+        assert_eq!(chosen_after(&candidates, &gate(), &seen), vec![3, 2]);
+        // Another document named by alias: its sections first, the title's best in a place
+        // they leave, and none when they take every place but the gate's.
+        let both = Candidates {
+            pinning: Pinning {
+                by_alias: vec![0, 2],
+                by_title: vec![3],
+                ..Pinning::default()
+            },
+            ..candidates
+        };
+        assert_eq!(chosen(&both, &gate()), vec![1, 3, 4, 2]);
+        let two = Gate { top_k: 2, ..gate() };
+        assert_eq!(chosen(&both, &two), vec![1, 2]);
+    }
+
+    #[test]
     fn a_prompt_about_a_name_the_documents_never_mention_gets_only_a_pinned_section() {
         // Strong evidence otherwise: the documents hold the prompt's other rare terms.
         let mut candidates = Candidates {
             hits: vec![hit(1, 0.9, 0.7), hit(2, 0.8, 0.6)],
-            pinned: Vec::new(),
-            aliased: Vec::new(),
+            pinning: Pinning::default(),
             foreign: vec!["Dendrite".into()],
         };
         assert!(chosen(&candidates, &gate()).is_empty());
         // A section holding a strong name the prompt quotes is still injected.
-        candidates.pinned = vec![1];
+        candidates.pinning.by_name = vec![1];
         assert_eq!(chosen(&candidates, &gate()), vec![2]);
         candidates.foreign.clear();
         assert_eq!(chosen(&candidates, &gate()), vec![2, 1]);
@@ -593,8 +651,7 @@ mod tests {
     fn min_score_and_min_ratio_are_extra_gates() {
         let candidates = Candidates {
             hits: vec![hit(1, 1.0, 0.5), hit(2, 1.0, 0.3)],
-            pinned: Vec::new(),
-            aliased: Vec::new(),
+            pinning: Pinning::default(),
             foreign: Vec::new(),
         };
         assert_eq!(chosen(&candidates, &gate()), vec![1, 2]);
@@ -611,8 +668,7 @@ mod tests {
         // Without a model (no rise) only the terms count.
         let keyword_only = Candidates {
             hits: vec![hit(1, 0.9, 0.0), hit(2, 0.5, 0.0)],
-            pinned: Vec::new(),
-            aliased: Vec::new(),
+            pinning: Pinning::default(),
             foreign: Vec::new(),
         };
         assert_eq!(chosen(&keyword_only, &gate()), vec![1]);

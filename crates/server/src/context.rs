@@ -236,9 +236,9 @@ impl Candidates {
     }
 
     /// The sections injected whatever their evidence, best ranked first, none `seen`: the best
-    /// ones of a document the prompt names by alias, up to `top_k` − 1 (at least one), else
-    /// the best one of a document it names by title, and the best one a name pins; at most
-    /// `top_k`. An alias names the document but not the section, and the rest of the prompt
+    /// ones of a document the prompt names by alias, up to `top_k` − 1 (at least one), the
+    /// best one of a document it names by title in a place those leave, and the best one a
+    /// name pins; at most `top_k`. An alias names the document but not the section, and the rest of the prompt
     /// picking among that document's sections is the step that most often errs (the answer
     /// ranked second or third there), so more than one is injected, leaving the gate a place.
     /// Measured against one (hook answer injected, MiniLM synth30-dev / val · mpnet): 80.0 /

@@ -74,6 +74,13 @@ impl QueryTerms {
     }
 }
 
+/// The distinct terms a section's headings (`breadcrumb`) and text hold, as BM25 analyses
+/// them: what a query's coverage of the section itself is measured against, its document's
+/// title and aliases left out.
+pub fn section_terms(index: &Index, breadcrumb: &str, text: &str) -> HashSet<String> {
+    index.term_set(&format!("{breadcrumb}\n{text}"))
+}
+
 /// The words `prompt` writes as proper names: capitalised where a sentence does not start
 /// (`Dendrite`, `Kubernetes`, `MUC`), each once, possessives and contractions cut (`Google's`
 /// → `Google`; the pronoun `I` is no name). Plain words, numbers and a sentence's first word
@@ -210,9 +217,7 @@ pub fn named_by_title(
         }
         let own = sections
             .into_iter()
-            .filter(|c| {
-                title_terms.is_subset(&index.term_set(&format!("{}\n{}", c.breadcrumb, c.text)))
-            })
+            .filter(|c| title_terms.is_subset(&section_terms(index, &c.breadcrumb, &c.text)))
             .take(needed)
             .count();
         if own >= needed {

@@ -514,7 +514,11 @@ fn rerank(
             Some((chunk, vector)) => (
                 c.score / top,
                 section_similarity(vectors, *id, vector, closeness_vector),
-                terms.coverage(&index.term_set(&format!("{}\n{}", chunk.breadcrumb, chunk.text))),
+                terms.coverage(&evidence::section_terms(
+                    index,
+                    &chunk.breadcrumb,
+                    &chunk.text,
+                )),
             ),
             None => (c.score / top, f32::MIN, 0.0),
         })

@@ -128,7 +128,11 @@ pub fn proper_names(prompt: &str) -> Vec<String> {
 pub const MOST_CAPITALISED: f32 = 0.25;
 
 /// The proper names of `prompt` ([`proper_names`]) that the index holds in no section, title
-/// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents.
+/// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents —
+/// and the names it writes as code ([`crate::route::code_names`]) whose words no one section
+/// holds together: "nginx `limit_req` example" asked of documents that never write `req`
+/// asks about another program's key. A misspelt key reads as foreign too, as a misspelt
+/// product name does; the prompt then gets only what a pin finds.
 /// Empty when the prompt names one of the documents (`named`, its title or an alias, as
 /// [`crate::named::named_documents`] found them): a prompt about `ember-deploy` that mentions
 /// Kubernetes is still about `ember-deploy`.
@@ -146,6 +150,12 @@ pub fn foreign_names(
         let frequencies = index.term_frequencies(&name)?;
         // A name that analyses to no term (a stop word such as `The`) says nothing.
         if !frequencies.terms.is_empty() && frequencies.terms.iter().all(|(_, held)| *held == 0) {
+            foreign.push(name);
+        }
+    }
+    for name in crate::route::code_names(prompt) {
+        // A name of stop words alone (`is_a`) analyses to no term and says nothing.
+        if !index.term_set(&name).is_empty() && index.chunks_holding_all(&name)? == 0 {
             foreign.push(name);
         }
     }

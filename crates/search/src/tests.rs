@@ -444,6 +444,13 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
     // A prompt that names one of the documents is about it, whatever else it mentions.
     assert!(foreign("can ember-deploy roll out to Kubernetes").is_empty());
     assert_eq!(foreign("can it roll out to Kubernetes"), ["Kubernetes"]);
+    // A key written as code whose words no section holds together is another program's.
+    assert_eq!(
+        foreign("nginx limit_req example to rate limit federation"),
+        ["limit_req"]
+    );
+    assert!(foreign("does the federation_homeserver key exist").is_empty());
+    assert!(foreign("can ember-deploy use limit_req").is_empty());
 }
 
 #[test]

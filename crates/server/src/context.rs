@@ -6,7 +6,8 @@
 //! model's own scale — and the hits after it
 //! [`FOLLOW_SHARE`] of that floor; each must, when set, reach `min_score` and a share
 //! (`min_ratio`) of the best hit's cosine. A prompt writing a proper name the documents never
-//! mention (and naming none of them) is about something else and opens no gate. A section is
+//! mention, or a name as code whose words no section holds together (and naming none of the
+//! documents), is about something else and opens no gate. A section is
 //! injected once per session. A hit holding a strong name the prompt quotes, or a name it
 //! writes as code (a key, flag, error code or path) that only a few sections hold, or from a
 //! document whose alias the prompt names, is injected first whatever its evidence. The block
@@ -85,8 +86,8 @@ pub struct PromptNames {
     /// Ids of documents the prompt names by a title that is a name in their folder, not by
     /// an alias ([`ragdown_search::evidence::named_by_title`]).
     pub titled: HashSet<i64>,
-    /// The proper names the prompt uses that the documents never mention, when it names none
-    /// of them ([`ragdown_search::evidence::foreign_names`]).
+    /// The proper names and code names the prompt uses that the documents never mention, when
+    /// it names none of them ([`ragdown_search::evidence::foreign_names`]).
     pub foreign: Vec<String>,
     /// The names the prompt writes as code (a key, flag, error code or path, quoted or not),
     /// lowercased, each with how many sections may hold it

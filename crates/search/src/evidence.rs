@@ -81,6 +81,21 @@ pub fn section_terms(index: &Index, breadcrumb: &str, text: &str) -> HashSet<Str
     index.term_set(&format!("{breadcrumb}\n{text}"))
 }
 
+/// The share (0–1) of `names` — a query's names written as code, lowercased
+/// ([`crate::route::code_names`]) — that a section's headings (`breadcrumb`) and text hold
+/// word for word, in any case; 0 when there are none.
+pub fn code_name_share(names: &[String], breadcrumb: &str, text: &str) -> f32 {
+    if names.is_empty() {
+        return 0.0;
+    }
+    let section = format!("{breadcrumb}\n{text}").to_lowercase();
+    let held = names
+        .iter()
+        .filter(|n| section.contains(n.as_str()))
+        .count();
+    held as f32 / names.len() as f32
+}
+
 /// The words `prompt` writes as proper names: capitalised where a sentence does not start
 /// (`Dendrite`, `Kubernetes`, `MUC`), each once, possessives and contractions cut (`Google's`
 /// → `Google`; the pronoun `I` is no name). Plain words, numbers and a sentence's first word
@@ -291,6 +306,17 @@ mod tests {
             proper_names("Wie richte ich die Föderation auf einem Dendrite Server ein?").is_empty()
         );
         assert!(proper_names("How To Configure Federation On A Dendrite Homeserver").is_empty());
+    }
+
+    #[test]
+    fn code_names_count_only_where_written_whole() {
+        let names = vec!["max_lifetime".to_string(), "m.room.retention".to_string()];
+        let both = "send a state event of type `m.room.retention` with `MAX_LIFETIME` in it";
+        assert_eq!(code_name_share(&names, "Room configuration", both), 1.0);
+        // The words of a name, apart, are not the name.
+        let words = "the max lifetime of a room's retention, in `max_lifetime`";
+        assert_eq!(code_name_share(&names, "Default policy", words), 0.5);
+        assert_eq!(code_name_share(&[], "Default policy", words), 0.0);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use crate::calibration::Calibration;
 use crate::vectors::{SectionVectors, allowed_for_pool};
 use crate::{
     Hit, IDENTIFIER_BM25_WEIGHT, LINKED_SECTIONS, MAX_NAMED_DOCUMENTS, Mode, PIECE_WEIGHT,
-    RERANK_CLOSENESS_WEIGHT, RERANK_COVERAGE_WEIGHT, RERANK_DEPTH, RRF_K, SECTION_WEIGHT,
-    SearchError, SearchOptions, Source, WrittenBy, evidence, named, route,
+    RERANK_CLOSENESS_WEIGHT, RERANK_CODE_WEIGHT, RERANK_COVERAGE_WEIGHT, RERANK_DEPTH, RRF_K,
+    SECTION_WEIGHT, SearchError, SearchOptions, Source, WrittenBy, evidence, named, route,
 };
 
 /// The documents a search may return, as a lookup by document id.
@@ -431,6 +431,7 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             index,
             &vectors,
             &terms,
+            &route::code_names(query),
             closeness_vector,
             scale,
             &mut ranked,
@@ -488,7 +489,8 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
 /// Re-scores the best fused candidates with what fusion sees only as ranks: each section's
 /// closeness to the query (its cosine, best piece included, against the best candidate's —
 /// with the rest of the query when it names documents, since the names already chose those)
-/// and how much of the query's term weight its headings and text hold ([`evidence`]).
+/// how much of the query's term weight its headings and text hold ([`evidence`]), and how many
+/// of the names the query writes as code (`code_names`) they hold word for word.
 /// Fusion keeps the rank order of each retriever but drops how far apart the scores are: a
 /// section far closer than the next, or holding every rare term of the query, is worth more
 /// than one rank share. The fused score, normalised by the best one, stays the main term.
@@ -498,6 +500,7 @@ fn rerank(
     index: &Index,
     vectors: &SectionVectors,
     terms: &evidence::QueryTerms,
+    code_names: &[String],
     closeness_vector: &[f32],
     scale: f32,
     ranked: &mut [(i64, Candidate)],
@@ -507,8 +510,9 @@ fn rerank(
         return;
     }
     let top = ranked[0].1.score.max(f32::EPSILON);
-    // (fused share of the best, closeness, coverage) for each of the best `depth`.
-    let features: Vec<(f32, f32, f32)> = ranked[..depth]
+    // (fused share of the best, closeness, coverage, code names held) for each of the best
+    // `depth`.
+    let features: Vec<(f32, f32, f32, f32)> = ranked[..depth]
         .iter()
         .map(|(id, c)| match vectors.chunk(*id) {
             Some((chunk, vector)) => (
@@ -519,19 +523,23 @@ fn rerank(
                     &chunk.breadcrumb,
                     &chunk.text,
                 )),
+                evidence::code_name_share(code_names, &chunk.breadcrumb, &chunk.text),
             ),
-            None => (c.score / top, f32::MIN, 0.0),
+            None => (c.score / top, f32::MIN, 0.0, 0.0),
         })
         .collect();
     let best_closeness = features.iter().map(|f| f.1).fold(f32::MIN, f32::max);
-    for ((_, c), (fused, closeness, coverage)) in ranked[..depth].iter_mut().zip(features) {
+    for ((_, c), (fused, closeness, coverage, code)) in ranked[..depth].iter_mut().zip(features) {
         let closeness = if closeness == f32::MIN {
             -1.0 / scale
         } else {
             (closeness - best_closeness) / scale
         };
-        c.score =
-            top * (fused + RERANK_CLOSENESS_WEIGHT * closeness + RERANK_COVERAGE_WEIGHT * coverage);
+        c.score = top
+            * (fused
+                + RERANK_CLOSENESS_WEIGHT * closeness
+                + RERANK_COVERAGE_WEIGHT * coverage
+                + RERANK_CODE_WEIGHT * code);
     }
     ranked[..depth].sort_by(|a, b| b.1.score.total_cmp(&a.1.score).then(a.0.cmp(&b.0)));
 }

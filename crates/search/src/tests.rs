@@ -582,3 +582,31 @@ fn a_search_while_the_model_loads_says_it_is_keyword_only() {
         "keyword matches carry no similarity"
     );
 }
+
+#[test]
+fn a_section_holding_the_names_written_as_code_outranks_one_holding_their_words() {
+    let (index, _d, _x) = index_of(&[
+        (
+            "retention.md",
+            "# Retention\n\n## Default policy\n\nThe default retention policy of a room sets \
+             the max lifetime of events in the room, in a unit of days, for every room event \
+             without its own retention. Set `max_lifetime` here.\n\n\
+             ## Room configuration\n\nSend a state event of type `m.room.retention` whose \
+             `max_lifetime` is in milliseconds; moderators of a space may send it too.\n",
+        ),
+        ("rooms.md", "# Rooms\n\nA room holds events.\n"),
+        ("events.md", "# Events\n\nAn event has a type.\n"),
+        ("units.md", "# Units\n\nDurations take a unit.\n"),
+        ("other.md", "# Weather\n\nSunny in Paris, rain in Lisbon.\n"),
+    ]);
+    let query = "what unit is max_lifetime in, in an m.room.retention event for a room's retention";
+    let hits = search(&index, query, &SearchOptions::default()).unwrap();
+    assert_eq!(
+        hits[0].breadcrumb,
+        "Retention › Room configuration",
+        "{:?}",
+        hits.iter()
+            .map(|h| (&h.breadcrumb, h.score))
+            .collect::<Vec<_>>()
+    );
+}

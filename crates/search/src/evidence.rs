@@ -144,8 +144,8 @@ pub const MOST_CAPITALISED: f32 = 0.25;
 
 /// The proper names of `prompt` ([`proper_names`]) that the index holds in no section, title
 /// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents —
-/// and the names it writes as code ([`crate::route::code_names`]) whose words no one section
-/// holds together: "nginx `limit_req` example" asked of documents that never write `req`
+/// and the names it writes as code whose words no one section holds together (`code_names`,
+/// each with the sections holding all its words, as [`code_name_sections`] counts them): "nginx `limit_req` example" asked of documents that never write `req`
 /// asks about another program's key. A misspelt key reads as foreign too, as a misspelt
 /// product name does; the prompt then gets only what a pin finds.
 /// Empty when the prompt names one of the documents (`named`, its title or an alias, as
@@ -155,6 +155,7 @@ pub fn foreign_names(
     index: &Index,
     prompt: &str,
     named: &crate::named::Named,
+    code_names: &[(String, usize)],
 ) -> Result<Vec<String>, SearchError> {
     if !named.documents.is_empty() {
         return Ok(Vec::new());
@@ -168,10 +169,10 @@ pub fn foreign_names(
             foreign.push(name);
         }
     }
-    for name in crate::route::code_names(prompt) {
+    for (name, sections) in code_names {
         // A name of stop words alone (`is_a`) analyses to no term and says nothing.
-        if !index.term_set(&name).is_empty() && index.chunks_holding_all(&name)? == 0 {
-            foreign.push(name);
+        if *sections == 0 && !index.term_set(name).is_empty() {
+            foreign.push(name.clone());
         }
     }
     Ok(foreign)

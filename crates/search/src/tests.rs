@@ -433,7 +433,8 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
         let snap = index.snapshot();
         let all = vec![true; snap.max_document_id() as usize + 1];
         let named = named::named_documents(&snap, prompt, &all);
-        evidence::foreign_names(&index, prompt, &named).unwrap()
+        let code_names = evidence::code_name_sections(&index, prompt).unwrap();
+        evidence::foreign_names(&index, prompt, &named, &code_names).unwrap()
     };
     assert_eq!(
         foreign("how do I configure federation on a Dendrite homeserver?"),

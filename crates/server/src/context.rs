@@ -155,13 +155,20 @@ impl ContextSource for Engine {
         let snap = self.index.snapshot();
         let all = vec![true; snap.max_document_id() as usize + 1];
         let named = ragdown_search::named::named_documents(&snap, prompt, &all);
+        // Counted once: the pins read them, and so does the check for foreign ones.
+        let code_names = ragdown_search::evidence::code_name_sections(&self.index, prompt)?;
         Ok(PromptNames {
-            foreign: ragdown_search::evidence::foreign_names(&self.index, prompt, &named)?,
+            foreign: ragdown_search::evidence::foreign_names(
+                &self.index,
+                prompt,
+                &named,
+                &code_names,
+            )?,
             titled: ragdown_search::evidence::named_by_title(&self.index, &snap, &named)?
                 .into_iter()
                 .collect(),
             aliased: named.by_alias.into_iter().collect(),
-            code_names: ragdown_search::evidence::code_name_sections(&self.index, prompt)?,
+            code_names,
         })
     }
     fn log(&self, entry: Entry) {

@@ -504,6 +504,15 @@ fn write_features(
         let hits: Vec<serde_json::Value> = hits
             .iter()
             .map(|h| {
+                // The prompt's terms this section holds: what its coverage counts.
+                let section =
+                    ragdown_search::evidence::section_terms(index, &h.breadcrumb, &h.text);
+                let held: Vec<&str> = frequencies
+                    .terms
+                    .iter()
+                    .filter(|(term, _)| section.contains(term))
+                    .map(|(term, _)| term.as_str())
+                    .collect();
                 json!({
                     "similarity": h.similarity,
                     "rise": h.rise,
@@ -511,6 +520,8 @@ fn write_features(
                     "coverage": h.coverage,
                     "sources": h.sources.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
                     "answer": question.is_some_and(|q| q.answered_by_hit(h)),
+                    "section": format!("{}:{} {}", h.path(), h.line_start, h.breadcrumb),
+                    "held": held,
                 })
             })
             .collect();
@@ -518,7 +529,8 @@ fn write_features(
             file,
             "{}",
             json!({"query": prompt, "on_topic": question.is_some(), "hits": hits,
-                "calibration": calibration.as_deref(), "unknown": unknown})
+                "calibration": calibration.as_deref(), "unknown": unknown,
+                "terms": frequencies.terms})
         )?;
     }
     file.flush()?;

@@ -62,16 +62,27 @@ pub const RERANK_DEPTH: usize = 20;
 /// units (dev / val / real-dev top-1): MiniLM 0.3 → 77.7 / 74.6 / 68.3, 0.5 → 77.3 / 74.6 / 68.3,
 /// 0.7 → 76.5 / 72.3 / 71.4; mpnet 0.4 → 75.0 / 73.8, 0.7 → 73.1 / 73.1, 1.0 → 71.2 / 69.2.
 /// Measured with the full query's cosine even when it names a document, it lost 7 points
-/// (the other runbooks' sections of the same name win).
-pub const RERANK_CLOSENESS_WEIGHT: f32 = 0.4;
+/// (the other runbooks' sections of the same name win). Swept once more with coverage, after
+/// the code names' term joined: see [`RERANK_COVERAGE_WEIGHT`]; 0.3 kept.
+pub const RERANK_CLOSENESS_WEIGHT: f32 = 0.3;
 /// Weight of a candidate's lexical coverage of the query. Swept on synth30-dev (closeness at
 /// 1): 0 → 77.3% top-1 / 92.3% recall@5, 0.1 and 0.2 → 77.3 / 92.3, 0.3 → 77.3 / 92.7.
 /// A heading-only coverage (0.1–0.4) and a document's share of the pool (0.2–1) lost 0.4–5
 /// points there and were dropped. Swept again with both models, closeness at 0.4 (top-1,
 /// MiniLM dev / val / real-dev · mpnet): 0.2 → 77.7 / 74.6 / 68.3 · 75.0 / 73.8 / 65.1,
 /// 0.5 → 77.7 / 76.9 / 69.8 · 74.2 / 75.0 / 66.7, 0.8 → 75.8 / 76.2 / 69.8 · 72.7 / 75.0 /
-/// 69.8: the corpus it is tuned on gains nothing and mpnet loses there, so 0.2 stays.
-pub const RERANK_COVERAGE_WEIGHT: f32 = 0.2;
+/// 69.8: the corpus it is tuned on gains nothing and mpnet loses there, so 0.2 stayed.
+/// With [`RERANK_CODE_WEIGHT`] at 0.5, the two swept together (top-1, MiniLM dev / val /
+/// real-dev · mpnet; coverage / closeness): 0.2 / 0.4 → 77.7 / 75.0 / 68.3 · 76.2 / 74.6 /
+/// 66.7; 0.3 / 0.3 → 77.7 / 76.9 / 68.3 · 76.2 / 76.2 / 66.7; 0.35 / 0.3 → 77.7 / 77.3 / 69.8
+/// · 75.8 / 75.4 / 68.3; **0.4 / 0.3** → 77.7 / 77.3 / 69.8 · 76.2 / 75.4 / 69.8; 0.4 / 0.25
+/// → 76.9 / 76.5 / 69.8 · 76.2 / 76.2 / 69.8; 0.4 / 0.35 → 77.7 / 76.9 / 69.8 · 75.8 / 75.8 /
+/// 69.8; 0.45 / 0.3 → 77.3 / 76.9 / 69.8 · 76.2 / 76.2 / 69.8; 0.5 / 0.3 → 76.2 / 76.9 / 69.8
+/// · 76.2 / 75.8 / 69.8; 0.5 / 0.5 → 77.3 / 76.2 / 71.4 · 75.4 / 75.4 / 71.4. Coverage at
+/// 0.35–0.45 over closeness at 0.25–0.35 is a plateau; 0.4 / 0.3 is the one point in it where
+/// no top-1 falls (recall@5 MiniLM dev 92.3 → 91.9 and mpnet val 90.4 → 90.0, one question
+/// each; mpnet dev 88.1 → 90.0; MRR up on five runs, MiniLM dev 0.834 → 0.833).
+pub const RERANK_COVERAGE_WEIGHT: f32 = 0.4;
 /// Weight of the share of the query's names written as code (`max_lifetime`,
 /// `m.room.retention`, `--drain-agents`: [`route::code_names`]) that a candidate's section holds
 /// word for word. Coverage weighs a name's analysed words, which a sibling section shares

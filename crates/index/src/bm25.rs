@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use tantivy::collector::{Count, FilterCollector, TopDocs};
+use tantivy::collector::{Count, DocSetCollector, FilterCollector, TopDocs};
 use tantivy::indexer::MergeCandidate;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -311,9 +311,35 @@ impl Bm25 {
     /// text): at least as many as hold `name` itself, so a count of a few bounds how many
     /// can. 0 when `name` analyses to no term.
     pub fn chunks_holding_all(&self, name: &str) -> Result<usize> {
+        match self.holding_all(name) {
+            Some(query) => Ok(self.reader.searcher().search(&query, &Count)?),
+            None => Ok(0),
+        }
+    }
+
+    /// The ids of the chunks [`Self::chunks_holding_all`] counts: those whose body holds
+    /// every analysed term of `name`.
+    pub fn chunk_ids_holding_all(&self, name: &str) -> Result<Vec<i64>> {
+        let Some(query) = self.holding_all(name) else {
+            return Ok(Vec::new());
+        };
+        let searcher = self.reader.searcher();
+        let mut ids = Vec::new();
+        for address in searcher.search(&query, &DocSetCollector)? {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            if let Some(id) = doc.get_first(self.fields.chunk_id).and_then(|v| v.as_u64()) {
+                ids.push(id as i64);
+            }
+        }
+        Ok(ids)
+    }
+
+    /// A query matching the chunks whose body holds every analysed term of `name`; `None`
+    /// when `name` analyses to no term.
+    fn holding_all(&self, name: &str) -> Option<BooleanQuery> {
         let terms = self.terms(name);
         if terms.is_empty() {
-            return Ok(0);
+            return None;
         }
         let clauses: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
@@ -325,10 +351,7 @@ impl Bm25 {
                 (Occur::Must, q)
             })
             .collect();
-        Ok(self
-            .reader
-            .searcher()
-            .search(&BooleanQuery::new(clauses), &Count)?)
+        Some(BooleanQuery::new(clauses))
     }
 
     /// BM25 top `limit` chunks for `query` among documents `allowed` accepts, best first.

@@ -146,8 +146,10 @@ pub const MOST_CAPITALISED: f32 = 0.25;
 /// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents —
 /// and the names it writes as code whose words no one section holds together (`code_names`,
 /// each with the sections holding all its words, as [`code_name_sections`] counts them): "nginx `limit_req` example" asked of documents that never write `req`
-/// asks about another program's key. A misspelt key reads as foreign too, as a misspelt
-/// product name does; the prompt then gets only what a pin finds.
+/// asks about another program's key — and the versions it asks about that no section writes
+/// ([`written_versions`]): "room version 11" asked of documents that stop at 10. A misspelt
+/// key reads as foreign too, as a misspelt product name does; the prompt then gets only what
+/// a pin finds.
 /// Empty when the prompt names one of the documents (`named`, its title or an alias, as
 /// [`crate::named::named_documents`] found them): a prompt about `ember-deploy` that mentions
 /// Kubernetes is still about `ember-deploy`.
@@ -175,7 +177,62 @@ pub fn foreign_names(
             foreign.push(name.clone());
         }
     }
+    for version in written_versions(prompt) {
+        if !version_written(index, &version)? {
+            foreign.push(version);
+        }
+    }
     Ok(foreign)
+}
+
+/// The versions `prompt` asks about, lowercased with one space: the word `version` and the
+/// number after it (`room version 11` → `version 11`, `Version v2.1` → `version 2.1`). A
+/// prompt about a version its documents never write ("what changed in room version 11?"
+/// asked of documents that stop at version 10) asks about something else, however familiar
+/// its other words.
+pub fn written_versions(prompt: &str) -> Vec<String> {
+    static VERSION: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)\bversion\s+v?(\d+(?:\.\d+)*)\b").ok());
+    let Some(pattern) = VERSION.as_ref() else {
+        return Vec::new();
+    };
+    let mut versions: Vec<String> = Vec::new();
+    for number in pattern.captures_iter(prompt).filter_map(|c| c.get(1)) {
+        let version = format!("version {}", number.as_str());
+        if !versions.contains(&version) {
+            versions.push(version);
+        }
+    }
+    versions
+}
+
+/// Whether a section writes `version` ([`written_versions`]) — as is, or as the start of a
+/// longer one (`version 10` in `version 10.2`, not in `version 100`) — its headings and text
+/// read in any case and spacing. A section the index lists but the snapshot cannot show (a
+/// folder whose texts live elsewhere) counts as writing it: the rule only silences a prompt
+/// it is sure of.
+fn version_written(index: &Index, version: &str) -> Result<bool, SearchError> {
+    let snap = index.snapshot();
+    for id in index.chunk_ids_holding_all(version)? {
+        let Some((chunk, _)) = snap.chunk(id) else {
+            return Ok(true);
+        };
+        let section = format!("{}\n{}", chunk.breadcrumb, chunk.text)
+            .to_lowercase()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let written = section.match_indices(version).any(|(at, _)| {
+            !section[at + version.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        });
+        if written {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// How many sections may hold a name the prompt writes as code before it no longer points at
@@ -318,6 +375,21 @@ mod tests {
         let words = "the max lifetime of a room's retention, in `max_lifetime`";
         assert_eq!(code_name_share(&names, "Default policy", words), 0.5);
         assert_eq!(code_name_share(&[], "Default policy", words), 0.0);
+    }
+
+    #[test]
+    fn versions_are_the_word_version_and_its_number() {
+        assert_eq!(
+            written_versions("what changed in Matrix room version 11?"),
+            ["version 11"]
+        );
+        assert_eq!(
+            written_versions("Version v2.1 or version   2.1, and VERSION 3"),
+            ["version 2.1", "version 3"]
+        );
+        // A number alone, or a name's, is no version asked about.
+        assert!(written_versions("clients get HTTP 413 at ID 3, upgrading to 1.88").is_empty());
+        assert!(written_versions("which version is the default?").is_empty());
     }
 
     #[test]

@@ -425,6 +425,11 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
             "# Synapse\n\nFederation lets this homeserver talk to others over Matrix.\n",
         ),
         (
+            "rooms.md",
+            "# Rooms\n\nNew rooms use room version 10.2 unless configured. Version 3 was \
+             the first of this kind. Release 11 changed the defaults for 1 in 4 servers.\n",
+        ),
+        (
             "ember.md",
             "---\naliases: [ember-deploy]\n---\n# Ember Deploy\n\nRolls releases out.\n",
         ),
@@ -452,6 +457,16 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
     );
     assert!(foreign("does the federation_homeserver key exist").is_empty());
     assert!(foreign("can ember-deploy use limit_req").is_empty());
+    // A version the documents never write is another release's, though they hold its words
+    // ("version", "11") apart; one they write (in any case, or as the start of a longer one)
+    // is theirs.
+    assert_eq!(
+        foreign("what changed in Matrix room version 11?"),
+        ["version 11"]
+    );
+    assert_eq!(foreign("what is new in room version 1"), ["version 1"]);
+    assert!(foreign("what is new in room version 10").is_empty());
+    assert!(foreign("what did version 3 add to rooms").is_empty());
 }
 
 #[test]

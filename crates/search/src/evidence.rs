@@ -104,16 +104,37 @@ pub fn code_name_share(names: &[String], breadcrumb: &str, text: &str) -> f32 {
 /// every noun is, and a Title Case prompt capitalises everything. A name the prompt opens by
 /// addressing ("Hey Claude, …", "Thanks Sam,") is whom it speaks to, not what it asks about.
 pub fn proper_names(prompt: &str) -> Vec<String> {
+    capitalised_names(prompt).0
+}
+
+/// The names of two or more capitalised words in a row that `prompt` writes inside a sentence
+/// (`Element X`, `Quill Blobstore`), each once, read as [`proper_names`] reads single ones; a
+/// word of one letter may be part of one (not the pronoun `I`). A possessive or a punctuation
+/// mark ends one.
+pub fn compound_names(prompt: &str) -> Vec<String> {
+    capitalised_names(prompt).1
+}
+
+/// [`proper_names`] and [`compound_names`], read in one pass.
+fn capitalised_names(prompt: &str) -> (Vec<String>, Vec<String>) {
     let mut names: Vec<String> = Vec::new();
+    let mut compounds: Vec<String> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    let mut end_run = |run: &mut Vec<&str>| {
+        if run.len() >= 2 {
+            let compound = run.join(" ");
+            if !compounds.contains(&compound) {
+                compounds.push(compound);
+            }
+        }
+        run.clear();
+    };
     let mut inner_words = 0usize;
     let mut opens_sentence = true;
     for (place, token) in prompt.split_whitespace().enumerate() {
         let addressed = place == 1 && token.ends_with(',');
-        let word = token
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .split(['\'', '\u{2019}'])
-            .next()
-            .unwrap_or("");
+        let trimmed = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let word = trimmed.split(['\'', '\u{2019}']).next().unwrap_or("");
         let capitalised = word.chars().next().is_some_and(char::is_uppercase);
         if !opens_sentence && word.chars().next().is_some_and(char::is_alphabetic) {
             inner_words += 1;
@@ -125,16 +146,26 @@ pub fn proper_names(prompt: &str) -> Vec<String> {
                 names.push(word.to_string());
             }
         }
+        if capitalised && !opens_sentence && !addressed && word != "I" {
+            run.push(word);
+        } else {
+            end_run(&mut run);
+        }
+        // A possessive or a mark after the word ends a compound name there.
+        if word.len() < trimmed.len() || !token.ends_with(|c: char| c.is_alphanumeric()) {
+            end_run(&mut run);
+        }
         // A word ending a sentence (or a clause a capital may follow) makes the next one an
         // opening word; a token of punctuation alone changes nothing.
         if let Some(last) = token.trim_end_matches(['"', ')', '\'', '`']).chars().last() {
             opens_sentence = matches!(last, '.' | '!' | '?' | ':' | ';');
         }
     }
+    end_run(&mut run);
     if names.len() as f32 > MOST_CAPITALISED * inner_words as f32 {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
-    names
+    (names, compounds)
 }
 
 /// The share of a prompt's words inside sentences that may be distinct capitalised words
@@ -146,8 +177,10 @@ pub const MOST_CAPITALISED: f32 = 0.25;
 /// or alias — "configure federation on a Dendrite homeserver" asked of Synapse's documents —
 /// and the names it writes as code whose words no one section holds together (`code_names`,
 /// each with the sections holding all its words, as [`code_name_sections`] counts them): "nginx `limit_req` example" asked of documents that never write `req`
-/// asks about another program's key — and the versions it asks about that no section writes
-/// ([`written_versions`]): "room version 11" asked of documents that stop at 10. A misspelt
+/// asks about another program's key — and the versions it asks about and the names of
+/// several words it writes that no section writes in a row ([`written_versions`],
+/// [`compound_names`]): "room version 11" asked of documents that stop at 10, "Element X"
+/// asked of documents that write "Element" and "X" apart. A misspelt
 /// key reads as foreign too, as a misspelt product name does; the prompt then gets only what
 /// a pin finds.
 /// Empty when the prompt names one of the documents (`named`, its title or an alias, as
@@ -177,9 +210,13 @@ pub fn foreign_names(
             foreign.push(name.clone());
         }
     }
-    for version in written_versions(prompt) {
-        if !version_written(index, &version)? {
-            foreign.push(version);
+    // Versions and names of several words, whose words apart the documents may well hold.
+    for phrase in written_versions(prompt)
+        .into_iter()
+        .chain(compound_names(prompt))
+    {
+        if !written_in_a_section(index, &phrase)? {
+            foreign.push(phrase);
         }
     }
     Ok(foreign)
@@ -206,29 +243,31 @@ pub fn written_versions(prompt: &str) -> Vec<String> {
     versions
 }
 
-/// Whether a section writes `version` ([`written_versions`]) — as is, or as the start of a
-/// longer one (`version 10` in `version 10.2`, not in `version 100`) — its headings and text
-/// read in any case and spacing. A section the index lists but the snapshot cannot show (a
-/// folder whose texts live elsewhere) counts as writing it: the rule only silences a prompt
-/// it is sure of.
-fn version_written(index: &Index, version: &str) -> Result<bool, SearchError> {
+/// Whether a section's headings or text write `phrase`'s words in a row, read as lowercase
+/// words of letters and digits (`Element X` in "element-x", `version 10` in "Version 10.2",
+/// not in "version 100"). A section the index lists but the snapshot cannot show (a folder
+/// whose texts live elsewhere) counts as writing it: the rule only silences a prompt it is
+/// sure of.
+fn written_in_a_section(index: &Index, phrase: &str) -> Result<bool, SearchError> {
+    let words = |text: &str| {
+        let words: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        format!(" {} ", words.join(" "))
+    };
+    let phrase = words(phrase);
+    // Stop words alone (`The Who`) are no term the index could look up: nothing to go by.
+    if index.term_set(&phrase).is_empty() {
+        return Ok(true);
+    }
     let snap = index.snapshot();
-    for id in index.chunk_ids_holding_all(version)? {
+    for id in index.chunk_ids_holding_all(&phrase)? {
         let Some((chunk, _)) = snap.chunk(id) else {
             return Ok(true);
         };
-        let section = format!("{}\n{}", chunk.breadcrumb, chunk.text)
-            .to_lowercase()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let written = section.match_indices(version).any(|(at, _)| {
-            !section[at + version.len()..]
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_digit())
-        });
-        if written {
+        if words(&format!("{}\n{}", chunk.breadcrumb, chunk.text)).contains(&phrase) {
             return Ok(true);
         }
     }
@@ -375,6 +414,26 @@ mod tests {
         let words = "the max lifetime of a room's retention, in `max_lifetime`";
         assert_eq!(code_name_share(&names, "Default policy", words), 0.5);
         assert_eq!(code_name_share(&[], "Default policy", words), 0.0);
+    }
+
+    #[test]
+    fn compound_names_are_capitalised_words_in_a_row_inside_a_sentence() {
+        assert_eq!(
+            compound_names("deploy a sliding sync proxy so Element X can connect"),
+            ["Element X"]
+        );
+        assert_eq!(
+            compound_names(
+                "Clients of Quill Blobstore get HTTP 413 when they upload large files. Should I \
+                 ask Quill Blobstore's team"
+            ),
+            ["Quill Blobstore"]
+        );
+        // An opening word, the pronoun, a possessive or a mark ends or starts nothing.
+        assert!(compound_names("Can I VACUUM the SQLite database between runs?").is_empty());
+        assert!(compound_names("Twisted's CancelledError vs asyncio's").is_empty());
+        assert!(compound_names("Delete Room, then ask Matrix, Element and Synapse").is_empty());
+        assert!(compound_names("How To Configure Federation On A Dendrite Homeserver").is_empty());
     }
 
     #[test]

@@ -422,7 +422,8 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
     let (index, _d, _x) = index_of(&[
         (
             "synapse.md",
-            "# Synapse\n\nFederation lets this homeserver talk to others over Matrix.\n",
+            "# Synapse\n\nFederation lets this homeserver talk to others over Matrix. Element \
+             and other clients connect; X-Forwarded-For names them.\n",
         ),
         (
             "rooms.md",
@@ -467,6 +468,19 @@ fn foreign_names_are_the_prompts_names_no_document_mentions() {
     assert_eq!(foreign("what is new in room version 1"), ["version 1"]);
     assert!(foreign("what is new in room version 10").is_empty());
     assert!(foreign("what did version 3 add to rooms").is_empty());
+    // So is a name of several words the documents hold only apart; one they write in a row,
+    // in any case or punctuation, is theirs.
+    assert_eq!(
+        foreign("how can a phone running Element X federate with this Matrix homeserver of ours"),
+        ["Element X"]
+    );
+    assert!(foreign("does the Ember Deploy rollout use federation").is_empty());
+    assert!(
+        foreign(
+            "which clients can create Room Version 3 rooms and use federation with this server"
+        )
+        .is_empty()
+    );
 }
 
 #[test]

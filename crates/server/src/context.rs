@@ -6,8 +6,9 @@
 //! model's own scale — and the hits after it
 //! [`FOLLOW_SHARE`] of that floor; each must, when set, reach `min_score` and a share
 //! (`min_ratio`) of the best hit's cosine. A prompt writing a proper name the documents never
-//! mention, a name as code whose words no section holds together, or a version no section
-//! writes (and naming none of the documents), is about something else and opens no gate. A section is
+//! mention, a name as code whose words no section holds together, or a version or a name of
+//! several words no section writes in a row (and naming none of the documents), is about
+//! something else and opens no gate. A section is
 //! injected once per session. A hit holding a strong name the prompt quotes, or a name it
 //! writes as code (a key, flag, error code or path) that only a few sections hold, or from a
 //! document whose alias the prompt names, is injected first whatever its evidence. The block

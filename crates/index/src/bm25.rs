@@ -317,15 +317,20 @@ impl Bm25 {
         }
     }
 
-    /// The ids of the chunks [`Self::chunks_holding_all`] counts: those whose body holds
-    /// every analysed term of `name`.
-    pub fn chunk_ids_holding_all(&self, name: &str) -> Result<Vec<i64>> {
+    /// The ids of up to `limit` of the chunks [`Self::chunks_holding_all`] counts: those
+    /// whose body holds every analysed term of `name`, in no particular order.
+    pub fn chunk_ids_holding_all(&self, name: &str, limit: usize) -> Result<Vec<i64>> {
         let Some(query) = self.holding_all(name) else {
             return Ok(Vec::new());
         };
         let searcher = self.reader.searcher();
         let mut ids = Vec::new();
-        for address in searcher.search(&query, &DocSetCollector)? {
+        // Only the ids read are fetched from the store; the matching itself is cheap.
+        for address in searcher
+            .search(&query, &DocSetCollector)?
+            .into_iter()
+            .take(limit)
+        {
             let doc: TantivyDocument = searcher.doc(address)?;
             if let Some(id) = doc.get_first(self.fields.chunk_id).and_then(|v| v.as_u64()) {
                 ids.push(id as i64);

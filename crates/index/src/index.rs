@@ -722,9 +722,10 @@ impl Index {
         self.bm25.chunks_holding_all(name)
     }
 
-    /// The ids of the sections holding every term of `name` as BM25 analyses it.
-    pub fn chunk_ids_holding_all(&self, name: &str) -> Result<Vec<i64>> {
-        self.bm25.chunk_ids_holding_all(name)
+    /// The ids of up to `limit` of the sections holding every term of `name` as BM25
+    /// analyses it.
+    pub fn chunk_ids_holding_all(&self, name: &str, limit: usize) -> Result<Vec<i64>> {
+        self.bm25.chunk_ids_holding_all(name, limit)
     }
 
     /// The distinct terms of `text` as BM25 analyses them.

@@ -317,6 +317,49 @@ fn sync_indexes_then_skips_unchanged_files() {
     });
 }
 
+/// The sections holding every term of a name: counted, and listed up to a limit.
+#[test]
+fn the_sections_holding_all_of_a_names_words_are_counted_and_listed() {
+    let f = Fixture::new();
+    f.write(
+        "rooms.md",
+        "# Rooms\n\nRoom version 10 is the default.\n\n## Old\n\nVersion 9 and room 11.\n\n\
+         ## Other\n\nNo such words.\n",
+    );
+    let index = f.open();
+    index.sync().unwrap();
+    assert_eq!(index.chunks_holding_all("room version").unwrap(), 2);
+    let mut all = index.chunk_ids_holding_all("Room Version", 10).unwrap();
+    all.sort_unstable();
+    assert_eq!(all.len(), 2);
+    let snap = index.snapshot();
+    let breadcrumbs: Vec<&str> = all
+        .iter()
+        .map(|id| snap.chunk(*id).unwrap().0.breadcrumb.as_str())
+        .collect();
+    assert_eq!(breadcrumbs, ["Rooms", "Rooms › Old"]);
+    assert_eq!(
+        index
+            .chunk_ids_holding_all("room version", 1)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert!(
+        index
+            .chunk_ids_holding_all("room lobby", 10)
+            .unwrap()
+            .is_empty()
+    );
+    // Stop words alone are no term: nothing holds them.
+    assert!(
+        index
+            .chunk_ids_holding_all("the of", 10)
+            .unwrap()
+            .is_empty()
+    );
+}
+
 /// A search between a writer's opening and its first sync's file count is told the index
 /// is being built, not that nothing matches; once a sync finished, or when documents are
 /// already indexed, a search is told nothing.

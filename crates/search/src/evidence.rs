@@ -246,8 +246,8 @@ pub fn written_versions(prompt: &str) -> Vec<String> {
 /// Whether a section's headings or text write `phrase`'s words in a row, read as lowercase
 /// words of letters and digits (`Element X` in "element-x", `version 10` in "Version 10.2",
 /// not in "version 100"). A section the index lists but the snapshot cannot show (a folder
-/// whose texts live elsewhere) counts as writing it: the rule only silences a prompt it is
-/// sure of.
+/// whose texts live elsewhere) counts as writing it, and so do more sections holding all its
+/// words than [`MOST_SECTIONS_READ`]: the rule only silences a prompt it is sure of.
 fn written_in_a_section(index: &Index, phrase: &str) -> Result<bool, SearchError> {
     let words = |text: &str| {
         let words: Vec<String> = text
@@ -263,7 +263,11 @@ fn written_in_a_section(index: &Index, phrase: &str) -> Result<bool, SearchError
         return Ok(true);
     }
     let snap = index.snapshot();
-    for id in index.chunk_ids_holding_all(&phrase)? {
+    let holding = index.chunk_ids_holding_all(&phrase, MOST_SECTIONS_READ + 1)?;
+    if holding.len() > MOST_SECTIONS_READ {
+        return Ok(true);
+    }
+    for id in holding {
         let Some((chunk, _)) = snap.chunk(id) else {
             return Ok(true);
         };
@@ -273,6 +277,12 @@ fn written_in_a_section(index: &Index, phrase: &str) -> Result<bool, SearchError
     }
     Ok(false)
 }
+
+/// The most sections holding all the words of a version or a multi-word name that the hook
+/// reads to find one writing them in a row ([`foreign_names`]). Words that more sections hold
+/// are the folder's everyday words; reading them all would cost a large folder's hook more
+/// than the rule is worth, so the name counts as written.
+pub const MOST_SECTIONS_READ: usize = 1000;
 
 /// How many sections may hold a name the prompt writes as code before it no longer points at
 /// them: a key, flag or error code a few sections hold is what the prompt asks about, one that

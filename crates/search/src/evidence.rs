@@ -180,9 +180,8 @@ pub const MOST_CAPITALISED: f32 = 0.25;
 /// asks about another program's key — and the versions it asks about and the names of
 /// several words it writes that no section writes in a row ([`written_versions`],
 /// [`compound_names`]): "room version 11" asked of documents that stop at 10, "Element X"
-/// asked of documents that write "Element" and "X" apart. A misspelt
-/// key reads as foreign too, as a misspelt product name does; the prompt then gets only what
-/// a pin finds.
+/// asked of documents that write "Element" and "X" apart. A misspelt key reads as foreign
+/// too, as a misspelt product name does; the prompt then gets only what a pin finds.
 /// Empty when the prompt names one of the documents (`named`, its title or an alias, as
 /// [`crate::named::named_documents`] found them): a prompt about `ember-deploy` that mentions
 /// Kubernetes is still about `ember-deploy`.
@@ -195,7 +194,8 @@ pub fn foreign_names(
     if !named.documents.is_empty() {
         return Ok(Vec::new());
     }
-    let names = proper_names(prompt);
+    // One pass reads both the single names and those of several words.
+    let (names, compounds) = capitalised_names(prompt);
     let mut foreign = Vec::new();
     for name in names {
         let frequencies = index.term_frequencies(&name)?;
@@ -211,10 +211,7 @@ pub fn foreign_names(
         }
     }
     // Versions and names of several words, whose words apart the documents may well hold.
-    for phrase in written_versions(prompt)
-        .into_iter()
-        .chain(compound_names(prompt))
-    {
+    for phrase in written_versions(prompt).into_iter().chain(compounds) {
         if !written_in_a_section(index, &phrase)? {
             foreign.push(phrase);
         }

@@ -184,8 +184,11 @@ pub struct Hit {
     /// Share (0–1) of the query's term weight this section holds ([`evidence`]): lexical
     /// evidence on no embedder's scale.
     pub coverage: f32,
-    /// The cosine's rise on this index's calibration ([`calibration::Calibration::rise`]): 0
-    /// where unrelated prompts land, 1 where a query made from a section lands against it.
+    /// The section's closeness to the query — its cosine, or its best piece's at
+    /// [`PIECE_WEIGHT`], whichever is higher, as the re-scoring reads it — as a rise on this
+    /// index's calibration ([`calibration::Calibration::rise`]): 0 where unrelated prompts
+    /// land, 1 where a query made from a section lands against it. A question answered by one
+    /// paragraph of a long section shows here even when the section as a whole is far.
     /// `None` without a model (keyword-only hits) or before the index can be calibrated.
     pub rise: Option<f32>,
     pub sources: Vec<Source>,

@@ -228,15 +228,18 @@ fn identifier_queries_lean_on_bm25() {
     assert_eq!(hits[0].path(), "cfg.md");
 }
 
+/// A settings table of six rows: one row answers a question the table as a whole is far from.
+const SETTINGS_TABLE: &str = "| Key | What it sets |\n|---|---|\n\
+    | `pool_size` | open database connections kept warm for bursts |\n\
+    | `retry_ms` | initial delay between retries |\n\
+    | `cdn_ttl_s` | cache lifetime of product images on edge nodes |\n\
+    | `flush_ms` | how often buffered writes reach the disk |\n\
+    | `port` | socket number the server binds to on startup |\n\
+    | `log_level` | verbosity of messages printed to standard output |";
+
 #[test]
 fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
-    let settings = "| Key | What it sets |\n|---|---|\n\
-        | `pool_size` | open database connections kept warm for bursts |\n\
-        | `retry_ms` | initial delay between retries |\n\
-        | `cdn_ttl_s` | cache lifetime of product images on edge nodes |\n\
-        | `flush_ms` | how often buffered writes reach the disk |\n\
-        | `port` | socket number the server binds to on startup |\n\
-        | `log_level` | verbosity of messages printed to standard output |";
+    let settings = SETTINGS_TABLE;
     let text = format!(
         "---\naliases: [Ursa]\n---\n# Svc\n\n## Settings\n\n{settings}\n\n\
          ## Retries\n\nRetries and their delay show on the dashboard.\n"
@@ -258,6 +261,35 @@ fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
     let hits = search(&index, &format!("{rest} ursa"), &SearchOptions::default()).unwrap();
     assert_eq!(hits[0].heading, "Svc › Settings", "{:?}", paths(&hits));
     assert!(hits[0].sources.contains(&Source::Section));
+}
+
+#[test]
+fn a_hits_rise_reads_its_best_piece_too() {
+    let settings = SETTINGS_TABLE;
+    let text = format!("# Svc\n\n## Settings\n\n{settings}\n");
+    let (index, _d, _x) = index_of(&[("svc.md", &text), ("other.md", "# Other\n\nUnrelated.")]);
+    let query = "what is the initial delay between retries";
+    let hits = search(&index, query, &SearchOptions::default()).unwrap();
+    let settings_hit = hits
+        .iter()
+        .find(|h| h.heading == "Svc › Settings")
+        .expect("the settings section is found");
+    let calibration = calibration::Calibration::of(&index).expect("a calibrated index");
+    let vector = index.embedder().embed_query(query).unwrap();
+    let best_piece = index
+        .snapshot()
+        .pieces(settings_hit.chunk_id)
+        .map(|piece| PIECE_WEIGHT * piece.dot(&vector))
+        .fold(f32::MIN, f32::max);
+    // The fixture must need the piece: the row is closer than the whole table.
+    assert!(
+        best_piece > settings_hit.similarity,
+        "{best_piece} vs {}",
+        settings_hit.similarity
+    );
+    let rise = settings_hit.rise.expect("a rise with a model");
+    assert!((rise - calibration.rise(best_piece)).abs() < 1e-4, "{rise}");
+    assert!(rise > calibration.rise(settings_hit.similarity));
 }
 
 /// The exact dense scan split over threads finds what one thread finds, in the same order,

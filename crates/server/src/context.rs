@@ -57,10 +57,11 @@ pub const FOLLOW_SHARE: f32 = 0.8;
 /// 3.16 · 3.25 / 3.31 / 2.73; 0.55 cut more but lost two answers on the int8 model's val.
 /// With the evidence reading a section's best piece too ([`ragdown_search::Hit::rise`]),
 /// which finds more answers and more neighbours: 0.5 → answer injected 88.5 / 87.3 / 73.0 ·
-/// 86.5 / 87.7 / 82.5 · 87.3 / 86.5 / 73.0% at 3.34 / 3.40 / 2.81 · 3.52 / 3.38 / 3.24 ·
-/// 3.40 / 3.40 / 2.75 sections; 0.55 → the same answers but 87.7 / 86.5 / 74.6% for the int8
-/// model, at 3.26 / 3.34 / 2.68 · 3.45 / 3.31 / 3.08 · 3.33 / 3.35 / 2.70; 0.6 → 87.7 / 86.5 /
-/// 73.0 · 86.2 / 87.7 / 82.5% at 3.11 / 3.22 / 2.46 · 3.28 / 3.17 / 2.90.
+/// 86.5 / 87.7 / 82.5 · 87.7 / 87.3 / 74.6% at 3.34 / 3.40 / 2.81 · 3.52 / 3.38 / 3.24 ·
+/// 3.41 / 3.42 / 2.83 sections (mpnet dev over the 3.5 a prompt the hook keeps to); 0.55 →
+/// the same answers but the int8 model's val 86.5% (its figure before pieces), at 3.26 /
+/// 3.34 / 2.68 · 3.45 / 3.31 / 3.08 · 3.33 / 3.35 / 2.70; 0.6 → 87.7 / 86.5 / 73.0 · 86.2 /
+/// 87.7 / 82.5% (MiniLM · mpnet) at 3.11 / 3.22 / 2.46 · 3.28 / 3.17 / 2.90.
 pub const LEAD_SHARE: f32 = 0.55;
 
 /// How strongly a hit answers its prompt, on no model's own scale: the share of the prompt's

@@ -481,14 +481,16 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             hit.text
         ));
         hit.coverage = terms.coverage(&held);
-        // The closeness the re-scoring reads, best piece included; the reported similarity
-        // stays the section's own cosine.
-        let closeness = vectors
-            .chunk(hit.chunk_id)
-            .map_or(hit.similarity, |(_, vector)| {
-                section_similarity(&vectors, hit.chunk_id, vector, &query_vector)
-            });
-        hit.rise = calibration.as_ref().map(|c| c.rise(closeness));
+        // The closeness the re-scoring reads, best piece included, read only with a model;
+        // the reported similarity stays the section's own cosine.
+        hit.rise = calibration.as_ref().map(|c| {
+            let closeness = vectors
+                .chunk(hit.chunk_id)
+                .map_or(hit.similarity, |(_, vector)| {
+                    section_similarity(&vectors, hit.chunk_id, vector, &query_vector)
+                });
+            c.rise(closeness)
+        });
     }
     Ok(hits)
 }

@@ -239,9 +239,8 @@ const SETTINGS_TABLE: &str = "| Key | What it sets |\n|---|---|\n\
 
 #[test]
 fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
-    let settings = SETTINGS_TABLE;
     let text = format!(
-        "---\naliases: [Ursa]\n---\n# Svc\n\n## Settings\n\n{settings}\n\n\
+        "---\naliases: [Ursa]\n---\n# Svc\n\n## Settings\n\n{SETTINGS_TABLE}\n\n\
          ## Retries\n\nRetries and their delay show on the dashboard.\n"
     );
     let (index, _d, _x) = index_of(&[("svc.md", &text), ("other.md", "# Other\n\nUnrelated.")]);
@@ -265,8 +264,7 @@ fn a_named_documents_sections_are_ranked_by_their_best_piece_too() {
 
 #[test]
 fn a_hits_rise_reads_its_best_piece_too() {
-    let settings = SETTINGS_TABLE;
-    let text = format!("# Svc\n\n## Settings\n\n{settings}\n");
+    let text = format!("# Svc\n\n## Settings\n\n{SETTINGS_TABLE}\n");
     let (index, _d, _x) = index_of(&[("svc.md", &text), ("other.md", "# Other\n\nUnrelated.")]);
     let query = "what is the initial delay between retries";
     let hits = search(&index, query, &SearchOptions::default()).unwrap();

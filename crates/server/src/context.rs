@@ -1,11 +1,11 @@
 //! `ragdown_context`, the hook: related sections for a prompt as a ready-to-inject
 //! `<ragdown-context>` block, or empty text. Gates: short prompts and slash commands get
 //! nothing; the prompt's strongest hit must show enough *evidence* that it answers the prompt —
-//! the share of the prompt's rare terms its section holds plus how far its cosine rises from
-//! unrelated prompts' towards answers' on the folder's calibration ([`evidence`]), on no
-//! model's own scale — and the hits after it
-//! [`FOLLOW_SHARE`] of that floor and [`LEAD_SHARE`] of the strongest's evidence; each must, when set, reach `min_score` and a share
-//! (`min_ratio`) of the best hit's cosine. A prompt writing a proper name the documents never
+//! the share of the prompt's rare terms its section holds plus how far its closeness (its
+//! cosine, or its best piece's) rises from unrelated prompts' towards answers' on the
+//! folder's calibration ([`evidence`]), on no model's own scale — and the hits after it
+//! [`FOLLOW_SHARE`] of that floor and [`LEAD_SHARE`] of the strongest's evidence; each must,
+//! when set, reach `min_score` and a share (`min_ratio`) of the best hit's cosine. A prompt writing a proper name the documents never
 //! mention, a name as code whose words no section holds together, or a version or a name of
 //! several words no section writes in a row (and naming none of the documents), is about
 //! something else and opens no gate. A section is
@@ -576,7 +576,7 @@ mod tests {
         let candidates = Candidates {
             hits: vec![
                 hit(1, strongest, background),
-                // Above the follow floor, but under half the strongest's evidence.
+                // Above the follow floor, but under LEAD_SHARE of the strongest's evidence.
                 hit(2, strongest * LEAD_SHARE - 0.01, background),
                 hit(3, strongest * LEAD_SHARE + 0.01, background),
             ],

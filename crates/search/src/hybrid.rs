@@ -1,6 +1,6 @@
 //! [`search`] itself: the filters' allowed documents, the dense and BM25 pools, ranking the
-//! sections of named documents, fusion (RRF, or normalised scores for identifiers), the
-//! re-scoring of the best candidates, supersedes, the per-document cap and link following.
+//! sections of named documents, fusion (RRF, or normalised scores for identifiers, and the
+//! candidates' closeness list, best piece included), the re-scoring of the best candidates, supersedes, the per-document cap and link following.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,9 +11,10 @@ use ragdown_index::{Index, Snapshot};
 use crate::calibration::Calibration;
 use crate::vectors::{SectionVectors, allowed_for_pool};
 use crate::{
-    Hit, IDENTIFIER_BM25_WEIGHT, LINKED_SECTIONS, MAX_NAMED_DOCUMENTS, Mode, PIECE_WEIGHT,
-    RERANK_CLOSENESS_WEIGHT, RERANK_CODE_WEIGHT, RERANK_COVERAGE_WEIGHT, RERANK_DEPTH, RRF_K,
-    SECTION_WEIGHT, SearchError, SearchOptions, Source, WrittenBy, evidence, named, route,
+    CLOSENESS_LIST, CLOSENESS_LIST_WEIGHT, Hit, IDENTIFIER_BM25_WEIGHT, LINKED_SECTIONS,
+    MAX_NAMED_DOCUMENTS, Mode, PIECE_WEIGHT, RERANK_CLOSENESS_WEIGHT, RERANK_CODE_WEIGHT,
+    RERANK_COVERAGE_WEIGHT, RERANK_DEPTH, RRF_K, SECTION_WEIGHT, SearchError, SearchOptions,
+    Source, WrittenBy, evidence, named, route,
 };
 
 /// The documents a search may return, as a lookup by document id.
@@ -156,6 +157,33 @@ fn section_similarity(vectors: &SectionVectors, id: i64, vector: Int8Vector, que
         .fold(vector.dot(query), f32::max)
 }
 
+/// One more fused list: the candidates in order of closeness to the query (a section's cosine
+/// or its best piece's, [`section_similarity`]), its first [`CLOSENESS_LIST`] given
+/// [`CLOSENESS_LIST_WEIGHT`] RRF rank shares each. It finds no new sections; it lifts those a row or a paragraph of which
+/// answers the query above their whole cosine's rank. Each candidate keeps its closeness for
+/// the re-scoring.
+pub(crate) fn add_closeness_list(
+    vectors: &SectionVectors,
+    query: &[f32],
+    candidates: &mut HashMap<i64, Candidate>,
+) {
+    let mut by_closeness: Vec<(i64, f32)> = candidates
+        .iter_mut()
+        .filter_map(|(id, c)| {
+            let (_, vector) = vectors.chunk(*id)?;
+            let closeness = section_similarity(vectors, *id, vector, query);
+            c.closeness = Some(closeness);
+            Some((*id, closeness))
+        })
+        .collect();
+    by_closeness.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for (rank, (id, _)) in by_closeness.into_iter().take(CLOSENESS_LIST).enumerate() {
+        if let Some(c) = candidates.get_mut(&id) {
+            c.score += CLOSENESS_LIST_WEIGHT / (RRF_K + rank as f32 + 1.0);
+        }
+    }
+}
+
 /// The sections of the named `documents` and of the documents their best sections link to,
 /// best first, by cosine to the query without the names. A runbook that says "credentials are
 /// rotated by [[vault]]" hands the question to the vault's section on rotation.
@@ -217,10 +245,24 @@ fn rank_sections(
     Ok(sections.into_iter().map(|(id, _)| id).collect())
 }
 
-struct Candidate {
+pub(crate) struct Candidate {
     similarity: f32,
-    score: f32,
+    pub(crate) score: f32,
     sources: Vec<Source>,
+    /// Its [`section_similarity`] to the whole query, once [`add_closeness_list`] read it.
+    pub(crate) closeness: Option<f32>,
+}
+
+impl Candidate {
+    /// A candidate no list has scored yet.
+    pub(crate) fn new(similarity: f32) -> Self {
+        Self {
+            similarity,
+            score: 0.0,
+            sources: Vec::new(),
+            closeness: None,
+        }
+    }
 }
 
 /// Why a search of `index` now answers from keywords (BM25) alone, with no similarity, as a
@@ -350,11 +392,9 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     let mut candidates: HashMap<i64, Candidate> = HashMap::new();
     let cosine = |id: i64| vectors.chunk(id).map_or(0.0, |(_, v)| v.dot(&query_vector));
     let mut add = |id: i64, score: f32, source: Source, similarity: f32| {
-        let c = candidates.entry(id).or_insert(Candidate {
-            similarity,
-            score: 0.0,
-            sources: Vec::new(),
-        });
+        let c = candidates
+            .entry(id)
+            .or_insert_with(|| Candidate::new(similarity));
         c.score += score;
         c.sources.push(source);
     };
@@ -389,6 +429,12 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
             );
         }
     }
+    // Fusion ranks sections by their whole cosine; the answer is often one row or paragraph of
+    // a long section. Not when the query names documents: there the names already rank the
+    // sections, and the name in every piece's prefix would pull the document's short pieces up.
+    if mode == Mode::Hybrid && !routed && named.documents.is_empty() {
+        add_closeness_list(&vectors, &query_vector, &mut candidates);
+    }
     if mode == Mode::Hybrid {
         // A named alias is one rank-1 share for the document's chunks already in the pools.
         let share = if routed { 1.0 } else { 1.0 / (RRF_K + 1.0) };
@@ -405,11 +451,9 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         if rest_vector.is_some() {
             for (rank, id) in named_sections.into_iter().enumerate() {
                 let similarity = cosine(id);
-                let c = candidates.entry(id).or_insert(Candidate {
-                    similarity,
-                    score: 0.0,
-                    sources: Vec::new(),
-                });
+                let c = candidates
+                    .entry(id)
+                    .or_insert_with(|| Candidate::new(similarity));
                 c.score += SECTION_WEIGHT / (RRF_K + rank as f32 + 1.0);
                 c.sources.push(Source::Section);
             }
@@ -526,7 +570,10 @@ fn rerank(
         .map(|(id, c)| match vectors.chunk(*id) {
             Some((chunk, vector)) => (
                 c.score / top,
-                section_similarity(vectors, *id, vector, closeness_vector),
+                // Read already when the query names no document, where `closeness_vector` is
+                // the whole query's.
+                c.closeness
+                    .unwrap_or_else(|| section_similarity(vectors, *id, vector, closeness_vector)),
                 terms.coverage(&evidence::section_terms(
                     index,
                     &chunk.breadcrumb,

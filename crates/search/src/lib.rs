@@ -50,6 +50,25 @@ pub const LINKED_SECTIONS: usize = 2;
 /// no pieces → 68.1%. Used in the dense pool as well, it lost 3–4 points (breadcrumb questions
 /// fall to the sibling sections' pieces).
 pub const PIECE_WEIGHT: f32 = 0.9;
+/// How many of the candidates closest to a query that names no document, best piece included
+/// ([`PIECE_WEIGHT`]), get [`CLOSENESS_LIST_WEIGHT`] rank shares more in fusion
+/// (`add_closeness_list` in `hybrid`). Swept with both models at weight 1 (top-1 / recall@5 on
+/// dev / val / real-dev; before, MiniLM 77.7 / 91.9, 77.3 / 91.9, 69.8 / 85.7 · mpnet 76.2 /
+/// 90.0, 75.4 / 90.0, 69.8 / 87.3): 3 → MiniLM dev and val top-1 76.9; **5** → MiniLM 77.7 /
+/// 91.9, 77.3 / 92.3, 71.4 / 88.9 · mpnet 76.5 / 90.4, 75.4 / 91.5, 69.8 / 92.1; 8 → the same
+/// within a question; 10 and 15 → real-dev's gains halve. Ranking every section of the folder
+/// by closeness instead of the candidates gave the same within a question at 5–20, for a scan
+/// of every piece; as a list of every section's best piece over the whole pool it cost
+/// synth30 2–4 points, and with queries naming documents too, 4 (their name, in every piece's
+/// prefix, pulls their short pieces up).
+pub const CLOSENESS_LIST: usize = 5;
+/// The closeness list's weight, in rank shares. Swept at [`CLOSENESS_LIST`] 5 (top-1 / recall@5
+/// as above): 0.75 → MiniLM real-dev 71.4 / 90.5, mpnet real-dev 69.8 / 90.5, the rest as at 1;
+/// 1 → mpnet real-dev top-1 69.8, one question behind MiniLM's 71.4; 1.25 / **1.5** / 2 →
+/// MiniLM 77.7 / 91.9, 77.3 / 92.3, 71.4 / 88.9 · mpnet 76.9 / 90.4, 75.4 / 91.9 (1.5: 91.5),
+/// 71.4 / 90.5, MRR up on five runs of six and level on MiniLM dev. The hook injects the same
+/// answers at every point.
+pub const CLOSENESS_LIST_WEIGHT: f32 = 1.5;
 /// How many of the best fused candidates [`rerank`] re-scores. Swept on synth30-dev: 20 and
 /// 30 score the same; fewer cost less.
 pub const RERANK_DEPTH: usize = 20;

@@ -670,3 +670,68 @@ fn a_section_holding_the_names_written_as_code_outranks_one_holding_their_words(
             .collect::<Vec<_>>()
     );
 }
+
+/// The closeness list gives its rank shares to each of the [`CLOSENESS_LIST`] candidates
+/// closest to the query, a section's best piece included, in that order, and to no other.
+#[test]
+fn the_closeness_list_lifts_the_sections_a_piece_of_which_answers() {
+    let settings = format!("# Svc\n\n## Settings\n\n{SETTINGS_TABLE}\n");
+    let mut files: Vec<(String, String)> = vec![("svc.md".into(), settings)];
+    let lines = [
+        "Retries back off and the delay doubles each time.",
+        "The initial screen shows the delay of every job.",
+        "Retries between regions are logged.",
+        "A delay on the queue raises an alert.",
+        "Initial setup takes a day.",
+        "Between releases the freeze is lifted.",
+        "Retries are counted per client.",
+    ];
+    for (k, line) in lines.iter().enumerate() {
+        files.push((format!("n{k}.md"), format!("# Note {k}\n\n{line}\n")));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let (index, _d, _x) = index_of(&refs);
+    let query = index
+        .embedder()
+        .embed_query("what is the initial delay between retries")
+        .unwrap();
+    let snap = index.snapshot();
+    let vectors = crate::vectors::SectionVectors::new(&index, &snap);
+    let mut candidates: std::collections::HashMap<i64, crate::hybrid::Candidate> = snap
+        .chunks()
+        .map(|(c, _)| (c.id, crate::hybrid::Candidate::new(0.0)))
+        .collect();
+    let settings = snap
+        .chunks()
+        .find(|(c, _)| c.heading == "Svc › Settings")
+        .map(|(c, v)| (c.id, v.dot(&query)))
+        .unwrap();
+    // The fixture must need the piece: by whole cosine, another section is closer.
+    assert!(
+        snap.chunks()
+            .any(|(c, v)| c.id != settings.0 && v.dot(&query) > settings.1),
+        "{settings:?}"
+    );
+    crate::hybrid::add_closeness_list(&vectors, &query, &mut candidates);
+    let share = |rank: usize| CLOSENESS_LIST_WEIGHT / (RRF_K + rank as f32 + 1.0);
+    assert_eq!(candidates[&settings.0].score, share(0));
+    let mut by_closeness: Vec<(f32, f32)> = candidates
+        .values()
+        .map(|c| (c.closeness.unwrap(), c.score))
+        .collect();
+    by_closeness.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let scores: Vec<f32> = by_closeness.iter().map(|x| x.1).collect();
+    let expected: Vec<f32> = (0..scores.len())
+        .map(|rank| {
+            if rank < CLOSENESS_LIST {
+                share(rank)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    assert_eq!(scores, expected, "{by_closeness:?}");
+}

@@ -1,6 +1,7 @@
 //! [`search`] itself: the filters' allowed documents, the dense and BM25 pools, ranking the
 //! sections of named documents, fusion (RRF, or normalised scores for identifiers, and the
-//! candidates' closeness list, best piece included), the re-scoring of the best candidates, supersedes, the per-document cap and link following.
+//! candidates' closeness list, best piece included), the re-scoring of the best candidates,
+//! supersedes, the per-document cap and link following.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -159,9 +160,9 @@ fn section_similarity(vectors: &SectionVectors, id: i64, vector: Int8Vector, que
 
 /// One more fused list: the candidates in order of closeness to the query (a section's cosine
 /// or its best piece's, [`section_similarity`]), its first [`CLOSENESS_LIST`] given
-/// [`CLOSENESS_LIST_WEIGHT`] RRF rank shares each. It finds no new sections; it lifts those a row or a paragraph of which
-/// answers the query above their whole cosine's rank. Each candidate keeps its closeness for
-/// the re-scoring.
+/// [`CLOSENESS_LIST_WEIGHT`] RRF rank shares each. It finds no new sections; it lifts those a
+/// row or a paragraph of which answers the query above their whole cosine's rank. Each
+/// candidate keeps its closeness for the re-scoring.
 pub(crate) fn add_closeness_list(
     vectors: &SectionVectors,
     query: &[f32],

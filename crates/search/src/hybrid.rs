@@ -250,7 +250,8 @@ pub(crate) struct Candidate {
     similarity: f32,
     pub(crate) score: f32,
     sources: Vec<Source>,
-    /// Its [`section_similarity`] to the whole query, once [`add_closeness_list`] read it.
+    /// Its [`section_similarity`] to the whole query, once [`add_closeness_list`] read it: the
+    /// re-scoring and the hit's rise reuse it.
     pub(crate) closeness: Option<f32>,
 }
 
@@ -484,6 +485,9 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
     }
     let mut per_document: HashMap<i64, usize> = HashMap::new();
     let mut hits: Vec<Hit> = Vec::with_capacity(opts.limit);
+    // The closeness to the whole query the closeness list already read, kept for the hits'
+    // rise so no piece is compared twice.
+    let mut closeness_read: HashMap<i64, f32> = HashMap::new();
     for (id, c) in ranked {
         if hits.len() >= opts.limit {
             break;
@@ -499,6 +503,9 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         let Some(document) = snap.document(chunk.document_id) else {
             continue;
         };
+        if let Some(closeness) = c.closeness {
+            closeness_read.insert(id, closeness);
+        }
         hits.push(Hit {
             chunk_id: id,
             document: document.clone(),
@@ -529,10 +536,15 @@ pub fn search(index: &Index, query: &str, opts: &SearchOptions) -> Result<Vec<Hi
         // The closeness the re-scoring reads, best piece included, read only with a model;
         // the reported similarity stays the section's own cosine.
         hit.rise = calibration.as_ref().map(|c| {
-            let closeness = vectors
-                .chunk(hit.chunk_id)
-                .map_or(hit.similarity, |(_, vector)| {
-                    section_similarity(&vectors, hit.chunk_id, vector, &query_vector)
+            let closeness = closeness_read
+                .get(&hit.chunk_id)
+                .copied()
+                .unwrap_or_else(|| {
+                    vectors
+                        .chunk(hit.chunk_id)
+                        .map_or(hit.similarity, |(_, vector)| {
+                            section_similarity(&vectors, hit.chunk_id, vector, &query_vector)
+                        })
                 });
             c.rise(closeness)
         });
